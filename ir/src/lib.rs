@@ -1,0 +1,1 @@
+//! wavejit IR

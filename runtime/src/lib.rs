@@ -1,0 +1,1 @@
+//! wavejit runtime: checked memory, dispatch, and the KGSL / AQL / MMIO frontends.
