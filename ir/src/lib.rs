@@ -1,1 +1,28 @@
-//! wavejit IR
+//! The wavejit IR: one SSA IR with explicit per-lane masks that ir3, AGX and RV32
+//! lift into, plus its verifier, text form, semantics and golden interpreter.
+//!
+//! The IR describes the program of one lane. Divergence is legal anywhere: every
+//! lane follows its own path, and engines schedule lanes "lowest pc first" where
+//! pc = (block number, instruction index). Cross-lane operations take an explicit
+//! `i1` participation mask.
+
+pub mod dispatch;
+pub mod entities;
+pub mod fault;
+pub mod float_mode;
+pub mod inst;
+pub mod kernel;
+pub mod memory;
+pub mod semantics;
+pub mod signature;
+pub mod types;
+
+pub use dispatch::Dispatch;
+pub use entities::{Block, Inst, Value};
+pub use fault::{Fault, FaultKind, LaneId};
+pub use float_mode::{Denorm, FloatMode, NanMode, Round};
+pub use inst::*;
+pub use kernel::{BlockData, Builder, InstData, Kernel, SrcLoc, ValueData, ValueDef};
+pub use memory::{Access, AccessCause, GlobalMemory, NoGlobalMemory};
+pub use signature::SignatureError;
+pub use types::{FloatFormat, Type};

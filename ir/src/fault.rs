@@ -1,0 +1,93 @@
+//! Faults: how a kernel's bad behaviour is reported (never a host crash).
+
+use std::fmt;
+
+use crate::entities::{Block, Inst};
+use crate::inst::AddrSpace;
+use crate::memory::AccessCause;
+
+/// Which lane faulted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaneId {
+    pub workgroup: [u32; 3],
+    pub local: [u32; 3],
+}
+
+impl fmt::Display for LaneId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [wx, wy, wz] = self.workgroup;
+        let [lx, ly, lz] = self.local;
+        write!(f, "workgroup ({wx},{wy},{wz}) local ({lx},{ly},{lz})")
+    }
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    Memory {
+        space: AddrSpace,
+        addr: u64,
+        size: u32,
+        write: bool,
+        cause: AccessCause,
+    },
+    /// A lane ran more than the dispatch's step limit.
+    Watchdog {
+        limit: u64,
+    },
+    Trap {
+        code: u32,
+    },
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultKind::Memory {
+                space,
+                addr,
+                size,
+                write,
+                cause,
+            } => write!(
+                f,
+                "{} of {size} bytes at {} address {addr:#x} refused: {cause}",
+                if *write { "write" } else { "read" },
+                space.name()
+            ),
+            FaultKind::Watchdog { limit } => {
+                write!(f, "watchdog: lane ran more than {limit} steps")
+            }
+            FaultKind::Trap { code } => write!(f, "trap {code:#x}"),
+        }
+    }
+}
+
+/// A fault with its location: kernel, IR position, guest pc, lane.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Fault {
+    pub kernel: String,
+    pub block: Block,
+    /// The faulting instruction (`None` when the block's terminator or the block
+    /// entry is the place, e.g. the watchdog).
+    pub inst: Option<Inst>,
+    pub guest_pc: Option<u64>,
+    pub lane: LaneId,
+    pub kind: FaultKind,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel `{}` faulted at ", self.kernel)?;
+        if let Some(pc) = self.guest_pc {
+            write!(f, "pc {pc:#x} ")?;
+        }
+        write!(f, "({}", self.block)?;
+        if let Some(i) = self.inst {
+            write!(f, " {i}")?;
+        }
+        write!(f, "), lane {}: {}", self.lane, self.kind)
+    }
+}
+
+impl std::error::Error for Fault {}

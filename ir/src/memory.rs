@@ -1,0 +1,84 @@
+//! The interface between kernels and host-visible (global) memory.
+
+use std::ptr::NonNull;
+
+use crate::inst::AtomicOp;
+
+/// Why a memory access was refused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum AccessCause {
+    #[error("no allocation contains it")]
+    Unmapped,
+    #[error("its allocation was freed")]
+    UseAfterFree,
+    #[error("it is not aligned to {align} bytes")]
+    Misaligned { align: u32 },
+    #[error("it runs past the end of its allocation")]
+    OutOfBounds,
+    #[error("the memory is read-only")]
+    ReadOnly,
+}
+
+/// Kind of access asked of [`GlobalMemory::translate`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// Global memory as a kernel sees it. Implementations check every range against
+/// their live allocations; a refused access becomes a fault, never a host crash.
+///
+/// # Safety
+/// `translate` must return a pointer to `len` bytes that stay valid (and writable
+/// for `Access::Write`) for as long as the allocation is live, i.e. at least for
+/// the duration of the dispatch that asked.
+pub unsafe trait GlobalMemory: Sync {
+    /// Host pointer to `len` bytes at guest address `addr`, if the whole range lies
+    /// in one live allocation that permits `access`.
+    fn translate(&self, addr: u64, len: u64, access: Access) -> Result<NonNull<u8>, AccessCause>;
+
+    /// Reads `buf.len()` bytes at `addr`.
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), AccessCause> {
+        let p = self.translate(addr, buf.len() as u64, Access::Read)?;
+        // SAFETY: translate guarantees `buf.len()` readable bytes at `p`; concurrent
+        // writers are other lanes whose races the guest program owns.
+        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    /// Writes `data` at `addr`.
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), AccessCause> {
+        let p = self.translate(addr, data.len() as u64, Access::Write)?;
+        // SAFETY: translate guarantees `data.len()` writable bytes at `p`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p.as_ptr(), data.len()) };
+        Ok(())
+    }
+
+    /// Atomic read-modify-write of a naturally aligned 4- or 8-byte value; returns
+    /// the old value. `b` is the new value of `CmpXchg` (`a` the expected one).
+    fn atomic(
+        &self,
+        addr: u64,
+        bytes: u32,
+        op: AtomicOp,
+        a: u64,
+        b: u64,
+    ) -> Result<u64, AccessCause> {
+        if !addr.is_multiple_of(u64::from(bytes)) {
+            return Err(AccessCause::Misaligned { align: bytes });
+        }
+        let p = self.translate(addr, u64::from(bytes), Access::Write)?;
+        Ok(crate::semantics::atomic::host_atomic(p, bytes, op, a, b))
+    }
+}
+
+/// A global memory with nothing mapped: every access faults.
+pub struct NoGlobalMemory;
+
+// SAFETY: translate never returns a pointer.
+unsafe impl GlobalMemory for NoGlobalMemory {
+    fn translate(&self, _: u64, _: u64, _: Access) -> Result<NonNull<u8>, AccessCause> {
+        Err(AccessCause::Unmapped)
+    }
+}
