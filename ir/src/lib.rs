@@ -7,6 +7,7 @@
 //! `i1` participation mask.
 
 pub mod dispatch;
+pub mod engine;
 pub mod entities;
 pub mod fault;
 pub mod float_mode;
@@ -18,6 +19,7 @@ pub mod signature;
 pub mod types;
 
 pub use dispatch::Dispatch;
+pub use engine::Engine;
 pub use entities::{Block, Inst, Value};
 pub use fault::{Fault, FaultKind, LaneId};
 pub use float_mode::{Denorm, FloatMode, NanMode, Round};
