@@ -26,6 +26,16 @@ pub enum Access {
     Write,
 }
 
+/// One live allocation as engines may cache it for the length of a dispatch:
+/// guest range `[start, start + len)` backed by host bytes at `host`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub len: u64,
+    pub host: NonNull<u8>,
+    pub writable: bool,
+}
+
 /// Global memory as a kernel sees it. Implementations check every range against
 /// their live allocations; a refused access becomes a fault, never a host crash.
 ///
@@ -37,6 +47,13 @@ pub unsafe trait GlobalMemory: Sync {
     /// Host pointer to `len` bytes at guest address `addr`, if the whole range lies
     /// in one live allocation that permits `access`.
     fn translate(&self, addr: u64, len: u64, access: Access) -> Result<NonNull<u8>, AccessCause>;
+
+    /// The live allocations, sorted by `start`, for engines that check accesses
+    /// inline (the JIT). `None` means "always call `translate`". The regions stay
+    /// valid while the dispatch runs: allocations are not freed during a dispatch.
+    fn regions(&self) -> Option<Vec<Region>> {
+        None
+    }
 
     /// Reads `buf.len()` bytes at `addr`.
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), AccessCause> {
