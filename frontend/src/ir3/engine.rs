@@ -1,0 +1,359 @@
+//! Table-driven isaspec interpreter: classifies bits against the generated bitset
+//! hierarchy, resolves fields (including override cases, derived fields and params)
+//! and renders display templates exactly like mesa's `isa_decode`.
+
+use std::fmt::Write as _;
+
+use super::spec::{ExprEnv, ExprError, Field, Kind};
+use super::tables::{BITSETS, ENUMS, ROOT_LEAVES, eval_expr};
+
+/// gpu_id the tables were generated for; visible to expressions as `ISA_GPU_ID()`.
+pub(crate) const GPU_ID: i64 = 630;
+
+/// Failure inside the table interpreter (wrapped into `DecodeError` by the caller).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error("no {root} encoding matches bits {val:#x}")]
+    NoMatch { root: &'static str, val: u64 },
+    #[error("bits {val:#x} match both {a} and {b}")]
+    Ambiguous {
+        a: &'static str,
+        b: &'static str,
+        val: u64,
+    },
+    #[error("field {field} has no display for value {value} in enum {enum_name}")]
+    BadEnum {
+        field: &'static str,
+        enum_name: &'static str,
+        value: u64,
+    },
+    #[error("{bitset} has no display template")]
+    NoDisplay { bitset: &'static str },
+    #[error("{bitset} references unknown field {field}")]
+    NoField { bitset: &'static str, field: String },
+    #[error("float field {field} has unsupported width {width}")]
+    FloatWidth { field: &'static str, width: u32 },
+    #[error("expression: {0}")]
+    Expr(#[from] ExprError),
+}
+
+/// One level of decoding: a leaf bitset applied to some bits, with access to the
+/// enclosing scope through `params`.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'a> {
+    pub bitset: u16,
+    pub val: u64,
+    pub parent: Option<&'a Scope<'a>>,
+    pub params: &'static [(&'static str, &'static str)],
+}
+
+/// A resolved field: its definition, value and the scope it was found in.
+pub(crate) struct Resolved<'a> {
+    pub field: &'static Field,
+    pub value: u64,
+    pub scope: &'a Scope<'a>,
+}
+
+/// Evaluation state: override expressions currently being evaluated are assumed true
+/// (mesa does the same so an override may refer to fields it defines itself).
+#[derive(Default)]
+pub(crate) struct Ctx {
+    stack: Vec<u16>,
+}
+
+pub(crate) fn leaves_of(root: u16) -> &'static [u16] {
+    ROOT_LEAVES
+        .iter()
+        .find(|(r, _)| *r == root)
+        .map(|(_, l)| *l)
+        .unwrap_or(&[])
+}
+
+fn bitset_name(i: u16) -> &'static str {
+    BITSETS.get(usize::from(i)).map(|b| b.name).unwrap_or("?")
+}
+
+/// The unique leaf of `root` whose fixed bits match `val`.
+pub(crate) fn find_leaf(root: u16, val: u64) -> Result<u16, EngineError> {
+    let mut found: Option<u16> = None;
+    for &leaf in leaves_of(root) {
+        let b = &BITSETS[usize::from(leaf)];
+        if val & b.mask != b.match_bits {
+            continue;
+        }
+        if let Some(prev) = found {
+            return Err(EngineError::Ambiguous {
+                a: bitset_name(prev),
+                b: b.name,
+                val,
+            });
+        }
+        found = Some(leaf);
+    }
+    found.ok_or(EngineError::NoMatch {
+        root: bitset_name(root),
+        val,
+    })
+}
+
+struct Env<'c, 'a> {
+    ctx: &'c mut Ctx,
+    scope: &'a Scope<'a>,
+}
+
+impl ExprEnv for Env<'_, '_> {
+    fn field(&mut self, name: &str) -> Result<i64, ExprError> {
+        match resolve(self.ctx, self.scope, name) {
+            Ok(Some(r)) => Ok(r.value as i64),
+            Ok(None) => Err(ExprError::NoField(name.to_string())),
+            Err(EngineError::Expr(e)) => Err(e),
+            Err(e) => Err(ExprError::Nested(e.to_string())),
+        }
+    }
+    fn gpu_id(&self) -> i64 {
+        GPU_ID
+    }
+}
+
+pub(crate) fn eval(ctx: &mut Ctx, scope: &Scope<'_>, expr: u16) -> Result<i64, EngineError> {
+    ctx.stack.push(expr);
+    let r = eval_expr(expr, &mut Env { ctx, scope });
+    ctx.stack.pop();
+    Ok(r?)
+}
+
+fn case_holds(ctx: &mut Ctx, scope: &Scope<'_>, expr: Option<u16>) -> Result<bool, EngineError> {
+    match expr {
+        None => Ok(true),
+        Some(e) if ctx.stack.contains(&e) => Ok(true),
+        Some(e) => Ok(eval(ctx, scope, e)? != 0),
+    }
+}
+
+fn find_field(
+    ctx: &mut Ctx,
+    scope: &Scope<'_>,
+    name: &str,
+) -> Result<Option<&'static Field>, EngineError> {
+    let mut b = Some(scope.bitset);
+    while let Some(bi) = b {
+        let bs = &BITSETS[usize::from(bi)];
+        for case in bs.cases {
+            if !case_holds(ctx, scope, case.expr)? {
+                continue;
+            }
+            if let Some(f) = case
+                .fields
+                .iter()
+                .find(|f| f.kind != Kind::Assert && f.name == name)
+            {
+                return Ok(Some(f));
+            }
+        }
+        b = bs.parent;
+    }
+    Ok(None)
+}
+
+pub(crate) fn resolve<'a>(
+    ctx: &mut Ctx,
+    scope: &'a Scope<'a>,
+    name: &str,
+) -> Result<Option<Resolved<'a>>, EngineError> {
+    if let Some(field) = find_field(ctx, scope, name)? {
+        let value = match field.expr {
+            Some(e) => eval(ctx, scope, e)? as u64,
+            None => field.extract(scope.val),
+        };
+        return Ok(Some(Resolved {
+            field,
+            value,
+            scope,
+        }));
+    }
+    for (pname, alias) in scope.params {
+        if *alias == name
+            && let Some(parent) = scope.parent
+        {
+            return resolve(ctx, parent, pname);
+        }
+    }
+    Ok(None)
+}
+
+/// The template of the first case (leaf first, then ancestors) whose expression holds
+/// and that has a display.
+pub(crate) fn find_display(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<&'static str, EngineError> {
+    let mut b = Some(scope.bitset);
+    while let Some(bi) = b {
+        let bs = &BITSETS[usize::from(bi)];
+        for case in bs.cases {
+            if !case_holds(ctx, scope, case.expr)? {
+                continue;
+            }
+            if let Some(d) = case.display {
+                return Ok(d);
+            }
+        }
+        b = bs.parent;
+    }
+    Err(EngineError::NoDisplay {
+        bitset: bitset_name(scope.bitset),
+    })
+}
+
+/// Splits a display template into literal text and `{FIELD}` references.
+pub(crate) fn template_parts(t: &'static str) -> impl Iterator<Item = TemplatePart> {
+    let mut rest = t;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if let Some(inner) = rest.strip_prefix('{')
+            && let Some(end) = inner.find('}')
+        {
+            let name = &inner[..end];
+            rest = &inner[end + 1..];
+            return Some(TemplatePart::Field(name));
+        }
+        let end = rest[1..].find('{').map(|i| i + 1).unwrap_or(rest.len());
+        let lit = &rest[..end];
+        rest = &rest[end..];
+        Some(TemplatePart::Literal(lit))
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TemplatePart {
+    Literal(&'static str),
+    Field(&'static str),
+}
+
+pub(crate) fn render(
+    ctx: &mut Ctx,
+    scope: &Scope<'_>,
+    out: &mut String,
+) -> Result<(), EngineError> {
+    let tmpl = find_display(ctx, scope)?;
+    for part in template_parts(tmpl) {
+        match part {
+            TemplatePart::Literal(l) => out.push_str(l),
+            TemplatePart::Field("NAME") => out.push_str(bitset_name(scope.bitset)),
+            TemplatePart::Field(name) => render_field(ctx, scope, name, out)?,
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn sign_extend(v: u64, width: u32) -> i64 {
+    if width >= 64 {
+        v as i64
+    } else {
+        let shift = 64 - width;
+        ((v << shift) as i64) >> shift
+    }
+}
+
+pub(crate) fn field_width(f: &Field) -> u32 {
+    f.width()
+}
+
+fn render_field(
+    ctx: &mut Ctx,
+    scope: &Scope<'_>,
+    name: &str,
+    out: &mut String,
+) -> Result<(), EngineError> {
+    let r = resolve(ctx, scope, name)?.ok_or_else(|| EngineError::NoField {
+        bitset: bitset_name(scope.bitset),
+        field: name.to_string(),
+    })?;
+    let f = r.field;
+    let v = r.value;
+    let w = field_width(f);
+    match f.kind {
+        Kind::Bool | Kind::BoolInv => {
+            let set = (v != 0) == (f.kind == Kind::Bool);
+            match f.display {
+                Some(d) if set => out.push_str(d),
+                Some(_) => {}
+                None => {
+                    let _ = write!(out, "{}", u8::from(set));
+                }
+            }
+        }
+        Kind::Int | Kind::Branch => {
+            let _ = write!(out, "{}", sign_extend(v, w));
+        }
+        Kind::Uint => {
+            let _ = write!(out, "{v}");
+        }
+        Kind::Hex => {
+            let _ = write!(out, "{v:x}");
+        }
+        Kind::Offset => {
+            let s = sign_extend(v, w);
+            if s != 0 {
+                let _ = write!(out, "{s:+}");
+            }
+        }
+        Kind::Uoffset => {
+            if v != 0 {
+                let _ = write!(out, "+{v}");
+            }
+        }
+        Kind::Float => {
+            let x = match w {
+                16 => super::float::f16_to_f32(v as u16),
+                32 => f32::from_bits(v as u32),
+                _ => {
+                    return Err(EngineError::FloatWidth {
+                        field: f.name,
+                        width: w,
+                    });
+                }
+            };
+            out.push_str(&super::float::c_percent_f(x));
+        }
+        Kind::Enum(e) => {
+            let en = &ENUMS[usize::from(e)];
+            let d = en.display(v).ok_or(EngineError::BadEnum {
+                field: f.name,
+                enum_name: en.name,
+                value: v,
+            })?;
+            out.push_str(d);
+        }
+        Kind::Bitset(root) => {
+            let leaf = find_leaf(root, v)?;
+            let sub = Scope {
+                bitset: leaf,
+                val: v,
+                parent: Some(r.scope),
+                params: f.params,
+            };
+            render(ctx, &sub, out)?;
+        }
+        Kind::Assert => {}
+    }
+    Ok(())
+}
+
+/// Top-level: classify a 64-bit instruction word.
+pub(crate) fn instruction_scope(word: u64) -> Result<Scope<'static>, EngineError> {
+    let leaf = find_leaf(super::tables::INSTRUCTION_ROOT, word)?;
+    Ok(Scope {
+        bitset: leaf,
+        val: word,
+        parent: None,
+        params: &[],
+    })
+}
+
+/// Render one instruction word with the mesa templates.
+pub(crate) fn render_word(word: u64) -> Result<String, EngineError> {
+    let scope = instruction_scope(word)?;
+    let mut out = String::new();
+    render(&mut Ctx::default(), &scope, &mut out)?;
+    Ok(out)
+}
