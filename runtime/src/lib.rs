@@ -1,1 +1,5 @@
 //! wavejit runtime: checked memory, dispatch, and the KGSL / AQL / MMIO frontends.
+
+pub mod memory;
+
+pub use memory::{AddressSpace, MemError};

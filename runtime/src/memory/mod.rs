@@ -1,0 +1,238 @@
+//! Checked global memory: an address space of live allocations.
+//!
+//! Allocations are backed by anonymous `memmap2` mappings, so a GPU address can be
+//! the very host address a client sees (`alloc`), or a device-chosen guest address
+//! backed by host memory elsewhere (`alloc_at`, e.g. RV32 VRAM at 0). Every kernel
+//! access is checked against the live table; freed ranges leave it at once and are
+//! remembered (bounded) so that a later access reports use-after-free.
+
+mod table;
+
+use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::RwLock;
+
+use memmap2::MmapMut;
+use wavejit_ir::{Access, AccessCause, GlobalMemory, Region};
+
+use table::{Backing, Entry, FreedRanges};
+
+/// Why an allocation request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MemError {
+    #[error("allocation of 0 bytes")]
+    ZeroSize,
+    #[error("range {start:#x}..{end:#x} overlaps a live allocation")]
+    Overlap { start: u64, end: u64 },
+    #[error("no allocation starts at {0:#x}")]
+    NotAllocated(u64),
+    #[error("mapping {size} bytes failed: {source}")]
+    Map {
+        size: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("access refused: {0}")]
+    Access(#[from] AccessCause),
+}
+
+/// The live allocations of one device or client.
+#[derive(Default)]
+pub struct AddressSpace {
+    live: RwLock<BTreeMap<u64, Entry>>,
+    freed: RwLock<FreedRanges>,
+}
+
+impl AddressSpace {
+    pub fn new() -> AddressSpace {
+        AddressSpace::default()
+    }
+
+    /// Allocates `size` zeroed bytes whose GPU address is their host address.
+    pub fn alloc(&self, size: u64) -> Result<u64, MemError> {
+        let map = map_anon(size)?;
+        let addr = map.as_ptr() as u64;
+        self.insert(addr, size, Backing::Owned(map), true)?;
+        Ok(addr)
+    }
+
+    /// Allocates `size` zeroed bytes at the guest address `addr` (host memory elsewhere).
+    pub fn alloc_at(&self, addr: u64, size: u64) -> Result<u64, MemError> {
+        let map = map_anon(size)?;
+        self.insert(addr, size, Backing::Owned(map), true)?;
+        Ok(addr)
+    }
+
+    /// Makes `len` bytes of host memory at `host` visible at guest address `addr`.
+    ///
+    /// # Safety
+    /// `host` must point to `len` bytes that stay valid (and writable if `writable`)
+    /// until this range is freed with [`AddressSpace::free`] or the space is dropped.
+    pub unsafe fn register(
+        &self,
+        addr: u64,
+        host: NonNull<u8>,
+        len: u64,
+        writable: bool,
+    ) -> Result<(), MemError> {
+        self.insert(addr, len, Backing::External(host), writable)
+    }
+
+    fn insert(
+        &self,
+        start: u64,
+        len: u64,
+        backing: Backing,
+        writable: bool,
+    ) -> Result<(), MemError> {
+        if len == 0 {
+            return Err(MemError::ZeroSize);
+        }
+        let end = start.checked_add(len).ok_or(MemError::Overlap {
+            start,
+            end: u64::MAX,
+        })?;
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        let overlaps = live
+            .range(..end)
+            .next_back()
+            .is_some_and(|(&s, e)| s + e.len > start);
+        if overlaps {
+            return Err(MemError::Overlap { start, end });
+        }
+        live.insert(
+            start,
+            Entry {
+                len,
+                backing,
+                writable,
+            },
+        );
+        self.freed
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget(start, end);
+        Ok(())
+    }
+
+    /// Frees the allocation starting at `addr`; its range is refused from now on.
+    pub fn free(&self, addr: u64) -> Result<(), MemError> {
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        let entry = live.remove(&addr).ok_or(MemError::NotAllocated(addr))?;
+        self.freed
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remember(addr, addr + entry.len);
+        Ok(())
+    }
+
+    /// The allocation containing `addr`, as (start, len).
+    pub fn allocation_of(&self, addr: u64) -> Option<(u64, u64)> {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        live.range(..=addr)
+            .next_back()
+            .filter(|(s, e)| addr < *s + e.len)
+            .map(|(&s, e)| (s, e.len))
+    }
+
+    /// Number of live allocations.
+    pub fn len(&self) -> usize {
+        self.live.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<(), MemError> {
+        Ok(self.write(addr, data)?)
+    }
+
+    pub fn read_bytes(&self, addr: u64, len: usize) -> Result<Vec<u8>, MemError> {
+        let mut buf = vec![0; len];
+        self.read(addr, &mut buf)?;
+        Ok(buf)
+    }
+
+    pub fn write_u32s(&self, addr: u64, values: &[u32]) -> Result<(), MemError> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.write_bytes(addr, &bytes)
+    }
+
+    pub fn read_u32s(&self, addr: u64, count: usize) -> Result<Vec<u32>, MemError> {
+        let bytes = self.read_bytes(addr, count * 4)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    pub fn write_f32s(&self, addr: u64, values: &[f32]) -> Result<(), MemError> {
+        let bits: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
+        self.write_u32s(addr, &bits)
+    }
+
+    pub fn read_f32s(&self, addr: u64, count: usize) -> Result<Vec<f32>, MemError> {
+        Ok(self
+            .read_u32s(addr, count)?
+            .into_iter()
+            .map(f32::from_bits)
+            .collect())
+    }
+}
+
+fn map_anon(size: u64) -> Result<MmapMut, MemError> {
+    if size == 0 {
+        return Err(MemError::ZeroSize);
+    }
+    let len = usize::try_from(size).map_err(|_| MemError::Map {
+        size,
+        source: std::io::Error::other("size exceeds the host address space"),
+    })?;
+    MmapMut::map_anon(len).map_err(|source| MemError::Map { size, source })
+}
+
+// SAFETY: translate returns pointers into live entries only; owned mappings live
+// until `free`, and `free` is not called while a dispatch runs on this space
+// (callers run dispatches synchronously against it).
+unsafe impl GlobalMemory for AddressSpace {
+    fn translate(&self, addr: u64, len: u64, access: Access) -> Result<NonNull<u8>, AccessCause> {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        if let Some((&start, entry)) = live.range(..=addr).next_back()
+            && addr < start + entry.len
+        {
+            if addr
+                .checked_add(len)
+                .is_none_or(|end| end > start + entry.len)
+            {
+                return Err(AccessCause::OutOfBounds);
+            }
+            if access == Access::Write && !entry.writable {
+                return Err(AccessCause::ReadOnly);
+            }
+            // SAFETY: addr - start < entry.len, inside the mapping.
+            return Ok(unsafe { entry.host().add((addr - start) as usize) });
+        }
+        drop(live);
+        let freed = self.freed.read().unwrap_or_else(|e| e.into_inner());
+        if freed.contains(addr) {
+            Err(AccessCause::UseAfterFree)
+        } else {
+            Err(AccessCause::Unmapped)
+        }
+    }
+
+    fn regions(&self) -> Option<Vec<Region>> {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        Some(
+            live.iter()
+                .map(|(&start, e)| Region {
+                    start,
+                    len: e.len,
+                    host: e.host(),
+                    writable: e.writable,
+                })
+                .collect(),
+        )
+    }
+}
