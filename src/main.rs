@@ -1,3 +1,18 @@
-fn main() {
-    println!("wavejit");
+//! The `wavejit` command line.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("wavejit: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,137 @@
+//! Per-ISA disassemblers and assemblers: one line of the community's syntax per
+//! instruction and nothing else, so output compares line by line with mesa/objdump.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use wavejit::frontend::{agx, ir3};
+
+use super::CliError;
+
+#[derive(Subcommand)]
+pub enum Ir3Command {
+    /// Disassemble raw little-endian machine code (a file, or --hex words).
+    Disasm {
+        /// File of 64-bit little-endian instructions.
+        file: Option<PathBuf>,
+        /// Instructions as 64-bit hex words instead of a file.
+        #[arg(long, num_args = 1.., conflicts_with = "file")]
+        hex: Vec<String>,
+    },
+    /// Assemble mesa-syntax ir3 into raw little-endian machine code.
+    Asm {
+        file: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AgxCommand {
+    /// Disassemble machine code (a file, or --hex with one instruction per argument).
+    Disasm {
+        file: Option<PathBuf>,
+        /// Each argument is one instruction's bytes as contiguous hex.
+        #[arg(long, num_args = 1.., conflicts_with = "file")]
+        hex: Vec<String>,
+    },
+    /// Assemble Mesa-syntax AGX into machine code.
+    Asm {
+        file: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
+    match cmd {
+        Ir3Command::Disasm { file, hex } => {
+            let words = match file {
+                Some(path) => words_of(&std::fs::read(&path)?, &path)?,
+                None => hex
+                    .iter()
+                    .map(|h| parse_hex_u64(h))
+                    .collect::<Result<_, _>>()?,
+            };
+            for line in ir3::disasm_words(&words)? {
+                println!("{line}");
+            }
+        }
+        Ir3Command::Asm { file, output } => {
+            let words = ir3::assemble(&std::fs::read_to_string(&file)?)?;
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            std::fs::write(output, bytes)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn agx(cmd: AgxCommand) -> Result<ExitCode, CliError> {
+    match cmd {
+        AgxCommand::Disasm { file, hex } => {
+            let lines = match file {
+                Some(path) => agx::disasm_program(&std::fs::read(path)?)?,
+                None => {
+                    let mut lines = Vec::new();
+                    for h in &hex {
+                        let bytes = parse_hex_bytes(h)?;
+                        let (text, len) = agx::disasm(&bytes)?;
+                        if len != bytes.len() {
+                            return Err(format!(
+                                "`{h}`: the instruction is {len} bytes, the argument {}",
+                                bytes.len()
+                            )
+                            .into());
+                        }
+                        lines.push(text);
+                    }
+                    lines
+                }
+            };
+            for line in lines {
+                println!("{line}");
+            }
+        }
+        AgxCommand::Asm { file, output } => {
+            let bytes = agx::assemble(&std::fs::read_to_string(&file)?)?;
+            std::fs::write(output, bytes)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn words_of(bytes: &[u8], path: &std::path::Path) -> Result<Vec<u64>, CliError> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(format!(
+            "{}: {} bytes is not a whole number of 64-bit instructions",
+            path.display(),
+            bytes.len()
+        )
+        .into());
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+fn parse_hex_u64(s: &str) -> Result<u64, CliError> {
+    let digits = s.trim_start_matches("0x").trim_start_matches("0X");
+    u64::from_str_radix(digits, 16)
+        .map_err(|e| format!("`{s}` is not a 64-bit hex word: {e}").into())
+}
+
+fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, CliError> {
+    let digits = s.trim_start_matches("0x");
+    if digits.len() % 2 != 0 || digits.is_empty() {
+        return Err(format!("`{s}`: hex bytes need an even, non-zero number of digits").into());
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&digits[i..i + 2], 16)
+                .map_err(|e| format!("`{s}` is not hex: {e}").into())
+        })
+        .collect()
+}

@@ -1,0 +1,43 @@
+//! Subcommands of the `wavejit` binary.
+
+mod demo;
+mod isa;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// GPU emulator: JIT-compiles ir3, AGX and RV32 shader binaries to native code.
+#[derive(Parser)]
+#[command(name = "wavejit", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the built-in demo kernels and print inputs, outputs and timing.
+    Demo,
+    /// Qualcomm Adreno a6xx (ir3) tools.
+    Ir3 {
+        #[command(subcommand)]
+        command: isa::Ir3Command,
+    },
+    /// Apple G13 (AGX) tools.
+    Agx {
+        #[command(subcommand)]
+        command: isa::AgxCommand,
+    },
+}
+
+/// A failure of a subcommand, printed as `wavejit: <message>`.
+pub type CliError = Box<dyn std::error::Error>;
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Demo => demo::run(),
+        Command::Ir3 { command } => isa::ir3(command),
+        Command::Agx { command } => isa::agx(command),
+    }
+}
