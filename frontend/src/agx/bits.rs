@@ -19,17 +19,8 @@ pub(crate) fn extract(raw: u128, ranges: Ranges) -> u64 {
     out
 }
 
-/// The instruction bits covered by a field.
-#[allow(dead_code)] // used by the assembler
-pub(crate) fn field_mask(ranges: Ranges) -> u128 {
-    ranges
-        .iter()
-        .fold(0, |m, &(start, size)| m | (((1u128 << size) - 1) << start))
-}
-
 /// Places the low bits of `value` (and of `mask`) into the field's positions:
 /// the inverse of [`extract`]. Returns (instruction mask, instruction value).
-#[allow(dead_code)] // used by the assembler
 pub(crate) fn scatter(ranges: Ranges, mask: u64, value: u64) -> (u128, u128) {
     let mut m = 0u128;
     let mut v = 0u128;

@@ -26,7 +26,6 @@ pub fn format(bits: u8) -> String {
 }
 
 /// The encoding whose text is `text`, if any (first of equal texts).
-#[allow(dead_code)] // used by the assembler
 pub fn parse(text: &str) -> Option<u8> {
     (0..=255u8).find(|&b| format(b) == text)
 }
