@@ -12,6 +12,7 @@ pub mod entities;
 pub mod fault;
 pub mod float_mode;
 pub mod inst;
+pub mod interp;
 pub mod kernel;
 pub mod memory;
 pub mod semantics;

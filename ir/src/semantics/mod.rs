@@ -7,6 +7,7 @@
 //! zero-extended (`i1` is 0 or 1, `f32` its IEEE bits in the low 32 bits).
 
 pub mod atomic;
+pub mod wave;
 
 use crate::inst::InstKind;
 use crate::types::Type;
