@@ -17,11 +17,40 @@ pub(crate) fn match_spec(raw: u128) -> Option<(&'static InstrSpec, usize, u128)>
     })
 }
 
+/// For input that ends early: the first instruction whose exact bits agree on the bytes
+/// that are present and which is longer than them.
+fn truncated_match(raw: u128, have: usize) -> Option<(&'static InstrSpec, usize)> {
+    let present = truncate(u128::MAX, have);
+    INSTRS.iter().find_map(|spec| {
+        let len = spec.length_of(raw);
+        let m = spec.exact_mask & present;
+        (len > have && raw & m == spec.exact_value & m).then_some((spec, len))
+    })
+}
+
 /// Decodes one instruction at the start of `bytes`, located at address `pc`.
 pub fn decode(bytes: &[u8], pc: u64) -> Result<(Instr, usize), DecodeError> {
+    if bytes.is_empty() {
+        return Err(DecodeError::Truncated {
+            pc,
+            opcode: "instruction",
+            need: 2,
+            have: 0,
+            bytes: String::new(),
+        });
+    }
     let shown = &bytes[..bytes.len().min(12)];
     let raw = from_le(bytes);
     let Some((spec, len, masked)) = match_spec(raw) else {
+        if let Some((spec, need)) = truncated_match(raw, bytes.len()) {
+            return Err(DecodeError::Truncated {
+                pc,
+                opcode: spec.opcode.name(),
+                need,
+                have: bytes.len(),
+                bytes: hex(bytes),
+            });
+        }
         return Err(DecodeError::Unknown {
             pc,
             bytes: hex(shown),

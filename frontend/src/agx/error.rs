@@ -13,7 +13,9 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 pub enum DecodeError {
     #[error("agx: unknown encoding at {pc:#x}: bytes {bytes}")]
     Unknown { pc: u64, bytes: String },
-    #[error("agx: {opcode} at {pc:#x} needs {need} bytes but only {have} remain: bytes {bytes}")]
+    #[error(
+        "agx: {opcode} at {pc:#x} needs at least {need} bytes but only {have} remain: bytes {bytes}"
+    )]
     Truncated {
         pc: u64,
         opcode: &'static str,
