@@ -189,7 +189,7 @@ impl<'k> Builder<'k> {
         self.inst(kind, args)
             .first()
             .copied()
-            .unwrap_or(Value::from_u32(u32::MAX))
+            .unwrap_or_else(cranelift_entity::packed_option::ReservedValue::reserved_value)
     }
 
     pub fn iconst(&mut self, ty: Type, value: u64) -> Value {
