@@ -6,6 +6,7 @@
 //! pc = (block number, instruction index). Cross-lane operations take an explicit
 //! `i1` participation mask.
 
+pub mod analysis;
 pub mod dispatch;
 pub mod engine;
 pub mod entities;
@@ -18,6 +19,7 @@ pub mod memory;
 pub mod semantics;
 pub mod signature;
 pub mod types;
+pub mod verify;
 
 pub use dispatch::Dispatch;
 pub use engine::Engine;
