@@ -1,5 +1,6 @@
 //! wavejit runtime: checked memory, dispatch, and the KGSL / AQL / MMIO frontends.
 
+pub mod kgsl;
 pub mod memory;
 
 pub use memory::{AddressSpace, MemError};
