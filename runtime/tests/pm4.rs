@@ -190,7 +190,7 @@ fn exec_cs_builds_the_dispatch_from_registers_and_loaded_constants() {
         type4(0xa9bc, 1),
         2,
         type4(0xb997, 2),
-        0x00fc_fcc0 | (0 << 24),
+        0x00fc_fcc0, // wgid r48.x, local id r0.x
         0xfc,
         type7(op::LOAD_STATE6_FRAG, 3),
         0x4036_4000,
