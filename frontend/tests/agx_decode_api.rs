@@ -230,3 +230,36 @@ fn assembler_accepts_hex_and_comments() {
         Ok(bytes("02000000040001e4"))
     );
 }
+
+#[test]
+fn labels_resolve_to_offsets_from_the_branch() {
+    let src = "\
+top:
+    mov r0, r1          ; 6 bytes
+    jmp_none end        ; at 6: end is at 18, so +12
+    jmp_any top         ; at 12: -12
+end: stop
+    call r1
+";
+    let bytes = assemble(src).expect("assembles");
+    let lines = disasm_program(&bytes).expect("decodes");
+    assert_eq!(
+        lines,
+        vec![
+            "mov r0, r1",
+            "jmp_none 12",
+            "jmp_any -12",
+            "stop",
+            "call r1"
+        ]
+    );
+    let e = assemble("jmp_none nowhere").expect_err("undefined label");
+    assert_eq!(
+        (e.line, e.col, e.msg.as_str()),
+        (1, 10, "undefined label `nowhere`")
+    );
+    let e = assemble("r1: stop").expect_err("label shaped like a register");
+    assert_eq!((e.line, e.col), (1, 1));
+    let e = assemble("a: stop\na: stop").expect_err("duplicate label");
+    assert_eq!(e.line, 2);
+}
