@@ -216,16 +216,11 @@ pub fn load_elf(bytes: &[u8]) -> Result<LoadedImage, ElfError> {
         return Err(ElfError::BadPhentsize(phentsize));
     }
 
+    // The whole program header table must be inside the file.
+    r.bytes(phoff, phnum * PHDR_SIZE)?;
     let mut segments: Vec<(usize, Segment)> = Vec::new();
     for index in 0..phnum {
-        let header = phoff
-            .checked_add(index * PHDR_SIZE)
-            .ok_or(ElfError::Truncated {
-                offset: phoff,
-                needed: PHDR_SIZE,
-                len: bytes.len(),
-            })?;
-        r.bytes(header, PHDR_SIZE)?;
+        let header = phoff + index * PHDR_SIZE;
         if r.u32(header)? != PT_LOAD {
             continue;
         }
