@@ -111,8 +111,13 @@ impl Kernel {
     /// given (results then get no values) so that the verifier can name the problem;
     /// building never panics.
     pub fn append_inst(&mut self, block: Block, kind: InstKind, args: &[Value]) -> Inst {
-        let arg_tys: Vec<Type> = args.iter().map(|&a| self.values[a].ty).collect();
-        let result_tys = kind.signature(&arg_tys).unwrap_or_default();
+        let arg_tys: Option<Vec<Type>> = args
+            .iter()
+            .map(|&a| self.values.get(a).map(|v| v.ty))
+            .collect();
+        let result_tys = arg_tys
+            .and_then(|tys| kind.signature(&tys).ok())
+            .unwrap_or_default();
         let inst = self.insts.push(InstData {
             kind,
             args: args.to_vec(),
