@@ -1,0 +1,935 @@
+//! Each test builds one malformed kernel and checks the verifier's exact message.
+
+use wavejit_ir::verify::{Location, Role, Rule, verify, verify_all};
+use wavejit_ir::*;
+
+/// The first error's text; fails the test when the kernel verifies.
+fn first_error(k: &Kernel) -> String {
+    match verify(k) {
+        Err(e) => e.to_string(),
+        Ok(()) => panic!("kernel `{}` verified but must not", k.name),
+    }
+}
+
+/// A kernel with one entry block and a builder on it.
+fn with_entry(name: &str) -> (Kernel, Block) {
+    let mut k = Kernel::new(name);
+    let entry = k.add_block();
+    (k, entry)
+}
+
+fn float_mode_nan(bits: u64) -> FloatMode {
+    FloatMode {
+        nan: NanMode::Canonical(bits),
+        ..FloatMode::IEEE
+    }
+}
+
+const IEEE_DEBUG: &str = "denorm_in: Preserve, denorm_out: Preserve";
+
+#[test]
+fn kernel_without_blocks() {
+    let k = Kernel::new("k");
+    assert_eq!(first_error(&k), "kernel `k`: kernel has no blocks");
+    assert_eq!(verify_all(&k).len(), 1);
+}
+
+#[test]
+fn entry_block_with_parameters() {
+    let (mut k, entry) = with_entry("k");
+    k.add_block_param(entry, Type::I32);
+    Builder::new(&mut k, entry).exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0: entry block must have no parameters, has 1"
+    );
+}
+
+#[test]
+fn block_without_terminator() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    Builder::new(&mut k, entry).jump(next, &[]);
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block1: block has no terminator"
+    );
+}
+
+#[test]
+fn argument_type_mismatch_without_results() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    let f = b.f32const(2.0);
+    // The builder records ill-typed instructions with no results.
+    let r = b.inst(InstKind::IBinary(IBinOp::Add), &[a, f]);
+    assert!(r.is_empty());
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst2 (IBinary(Add) v0, v1): \
+         argument 1 must be i32 (same as argument 0), got f32"
+    );
+}
+
+#[test]
+fn argument_type_mismatch_after_arena_edit() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    let f = b.f32const(2.0);
+    let sum = b.ins(InstKind::IBinary(IBinOp::Add), &[a, a]);
+    b.exit();
+    let inst = Inst::from_u32(2);
+    k.insts[inst].args[1] = f;
+    assert_eq!(sum, Value::from_u32(2));
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, inst2 (v2 = IBinary(Add) v0, v1): \
+         argument 1 must be i32 (same as argument 0), got f32"
+    );
+    assert_eq!(
+        errors[0].location,
+        Location::Inst {
+            block: Some(entry),
+            inst,
+            text: "v2 = IBinary(Add) v0, v1".into()
+        }
+    );
+    assert_eq!(
+        errors[0].rule,
+        Rule::Signature(SignatureError::ArgType {
+            index: 1,
+            expected: "i32 (same as argument 0)".into(),
+            got: Type::F32
+        })
+    );
+}
+
+#[test]
+fn wrong_arity() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let c = b.iconst(Type::I1, 1);
+    let x = b.iconst(Type::I32, 5);
+    b.inst(InstKind::Select, &[c, x]);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst2 (Select v0, v1): expects 3 arguments, got 2"
+    );
+}
+
+#[test]
+fn invalid_cast() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 5);
+    b.inst(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I16,
+        },
+        &[x],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (Cast { op: Zext, to: I16 } v0): \
+         argument 0 must be a type that can Zext to i16, got i32"
+    );
+}
+
+#[test]
+fn result_count_differs_from_signature() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    b.ins(InstKind::IBinary(IBinOp::Add), &[a, a]);
+    b.exit();
+    k.insts[Inst::from_u32(1)].results.clear();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (IBinary(Add) v0, v0): \
+         signature gives 1 results, instruction has 0"
+    );
+}
+
+#[test]
+fn result_type_differs_from_signature() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    let sum = b.ins(InstKind::IBinary(IBinOp::Add), &[a, a]);
+    b.exit();
+    k.values[sum].ty = Type::F32;
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = IBinary(Add) v0, v0): \
+         result 0 (v1) is f32, signature gives i32"
+    );
+}
+
+#[test]
+fn value_def_does_not_point_back() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    b.exit();
+    k.values[a].def = ValueDef::Param {
+        block: entry,
+        index: 0,
+    };
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst0 (v0 = Const { ty: I32, bits: 1 }): \
+         result 0 (v0) records its definition as parameter 0 of block0"
+    );
+}
+
+#[test]
+fn value_defined_twice() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let p = k.add_block_param(next, Type::I32);
+    k.blocks[next].params.push(p);
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 3);
+    b.jump(next, &[x, x]);
+    b.switch_to(next);
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block1: parameter 1 (v0) is already defined as parameter 0 of block1"
+    );
+}
+
+#[test]
+fn argument_value_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    b.ins(InstKind::IBinary(IBinOp::Add), &[a, a]);
+    b.exit();
+    k.insts[Inst::from_u32(1)].args[1] = Value::from_u32(99);
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = IBinary(Add) v0, v99): argument 1 (v99) does not exist"
+    );
+}
+
+#[test]
+fn using_the_placeholder_of_a_result_less_instruction() {
+    let (mut k, entry) = with_entry("k");
+    k.shared_size = 16;
+    let mut b = Builder::new(&mut k, entry);
+    let off = b.iconst(Type::I32, 0);
+    let none = b.ins(InstKind::Barrier, &[]);
+    b.ins(
+        InstKind::Store(MemAccess::scalar(AddrSpace::Shared, Type::I32)),
+        &[off, none],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst2 (Store(MemAccess { space: Shared, ty: I32, bits: 32, \
+         count: 1, signed: false, align: 4 }) v0, v4294967295): \
+         argument 1 (v4294967295) does not exist"
+    );
+}
+
+#[test]
+fn instruction_handle_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.iconst(Type::I32, 1);
+    b.exit();
+    k.blocks[entry].insts.push(Inst::from_u32(7));
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0: instruction 1 of the block is inst7, which does not exist"
+    );
+}
+
+#[test]
+fn instruction_placed_in_two_blocks() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    b.iconst(Type::I32, 1);
+    b.jump(next, &[]);
+    b.switch_to(next);
+    b.exit();
+    k.blocks[next].insts.push(Inst::from_u32(0));
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block1, inst0 (v0 = Const { ty: I32, bits: 1 }): \
+         instruction is already placed in block0"
+    );
+}
+
+#[test]
+fn instruction_placed_nowhere() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.iconst(Type::I32, 1);
+    b.exit();
+    k.blocks[entry].insts.clear();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, inst0 (v0 = Const { ty: I32, bits: 1 }): \
+         instruction is not placed in any block"
+    );
+}
+
+#[test]
+fn jump_target_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    Builder::new(&mut k, entry).jump(Block::from_u32(9), &[]);
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: target block9 does not exist"
+    );
+}
+
+#[test]
+fn block_call_argument_count() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    k.add_block_param(next, Type::I32);
+    k.add_block_param(next, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 1);
+    b.jump(next, &[x]);
+    b.switch_to(next);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: call to block1 passes 1 arguments, block1 has 2 parameters"
+    );
+}
+
+#[test]
+fn block_call_argument_type() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let other = k.add_block();
+    k.add_block_param(other, Type::I64);
+    let mut b = Builder::new(&mut k, entry);
+    let c = b.iconst(Type::I1, 0);
+    let x = b.iconst(Type::I32, 1);
+    b.branch(c, BlockCall::new(next, &[]), BlockCall::new(other, &[x]));
+    b.switch_to(next);
+    b.exit();
+    b.switch_to(other);
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, terminator: argument 0 to block2 (v2) must be i64, got i32"
+    );
+    assert_eq!(errors[0].location, Location::Terminator(entry));
+}
+
+#[test]
+fn branch_condition_not_i1() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 1);
+    b.branch(x, BlockCall::new(next, &[]), BlockCall::new(next, &[]));
+    b.switch_to(next);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: branch condition (v0) must be i1, got i32"
+    );
+}
+
+#[test]
+fn branch_condition_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    b.branch(
+        Value::from_u32(77),
+        BlockCall::new(next, &[]),
+        BlockCall::new(next, &[]),
+    );
+    b.switch_to(next);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: branch condition (v77) does not exist"
+    );
+}
+
+#[test]
+fn table_index_not_i32() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I64, 1);
+    b.kernel.set_terminator(
+        entry,
+        Terminator::Table {
+            index: x,
+            targets: vec![BlockCall::new(next, &[])],
+            default: BlockCall::new(next, &[]),
+        },
+    );
+    b.switch_to(next);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: table index (v0) must be i32, got i64"
+    );
+}
+
+#[test]
+fn constant_bits_beyond_type() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.ins(
+        InstKind::Const {
+            ty: Type::I8,
+            bits: 0x1ff,
+        },
+        &[],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst0 (v0 = Const { ty: I8, bits: 511 }): \
+         constant bits 0x1ff do not fit i8 (mask 0xff)"
+    );
+}
+
+#[test]
+fn i1_constant_of_two() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.ins(
+        InstKind::Const {
+            ty: Type::I1,
+            bits: 2,
+        },
+        &[],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst0 (v0 = Const { ty: I1, bits: 2 }): \
+         constant bits 0x2 do not fit i1 (mask 0x1)"
+    );
+}
+
+#[test]
+fn canonical_nan_wider_than_f16() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let h = b.ins(
+        InstKind::Const {
+            ty: Type::F16,
+            bits: 0x3c00,
+        },
+        &[],
+    );
+    b.ins(
+        InstKind::FUnary {
+            op: FUnOp::Sqrt,
+            mode: float_mode_nan(0x7fc0_0000),
+        },
+        &[h],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        format!(
+            "kernel `k`, block0, inst1 (v1 = FUnary {{ op: Sqrt, mode: FloatMode {{ {IEEE_DEBUG}, \
+             nan: Canonical(2143289344), round: NearestEven, sat: false, flags: false }} }} v0): \
+             canonical NaN 0x7fc00000 does not fit f16"
+        )
+    );
+}
+
+#[test]
+fn canonical_nan_that_is_infinity() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::FBinary {
+            op: FBinOp::Add,
+            mode: float_mode_nan(0x7f80_0000),
+        },
+        &[x, x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "canonical NaN 0x7f800000 is not a NaN of f32"
+    );
+    assert_eq!(
+        errors[0].rule,
+        Rule::CanonicalNotNan {
+            bits: 0x7f80_0000,
+            format: FloatFormat::F32
+        }
+    );
+}
+
+#[test]
+fn canonical_nan_of_e4m3_must_be_all_ones() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fcvt {
+            from: FloatFormat::F32,
+            to: FloatFormat::E4m3,
+            mode: float_mode_nan(0x7e),
+        },
+        &[x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "canonical NaN 0x7e is not a NaN of e4m3"
+    );
+}
+
+#[test]
+fn canonical_nan_for_a_format_without_nan() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fcvt {
+            from: FloatFormat::F32,
+            to: FloatFormat::E2m1,
+            mode: float_mode_nan(0x7),
+        },
+        &[x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "canonical NaN requested but e2m1 has no NaN"
+    );
+}
+
+#[test]
+fn canonical_nan_on_a_comparison() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fcmp {
+            cc: FloatCC::Eq,
+            mode: float_mode_nan(0x7fc0_0000),
+        },
+        &[x, x],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        format!(
+            "kernel `k`, block0, inst1 (v1 = Fcmp {{ cc: Eq, mode: FloatMode {{ {IEEE_DEBUG}, \
+             nan: Canonical(2143289344), round: NearestEven, sat: false, flags: false }} }} v0, v0): \
+             canonical NaN on an instruction without a float result"
+        )
+    );
+}
+
+#[test]
+fn flags_on_fclass() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fclass {
+            mode: FloatMode {
+                flags: true,
+                ..FloatMode::IEEE
+            },
+        },
+        &[x],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        format!(
+            "kernel `k`, block0, inst1 (v1 = Fclass {{ mode: FloatMode {{ {IEEE_DEBUG}, \
+             nan: Propagate, round: NearestEven, sat: false, flags: true }} }} v0): \
+             instruction does not produce exception flags"
+        )
+    );
+}
+
+#[test]
+fn shared_access_without_shared_memory() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let off = b.iconst(Type::I32, 0);
+    b.ins(
+        InstKind::Load(MemAccess::scalar(AddrSpace::Shared, Type::I32)),
+        &[off],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = Load(MemAccess { space: Shared, ty: I32, bits: 32, \
+         count: 1, signed: false, align: 4 }) v0): kernel declares no shared memory"
+    );
+}
+
+#[test]
+fn shared_atomic_without_shared_memory() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let off = b.iconst(Type::I32, 0);
+    b.ins(
+        InstKind::Atomic {
+            space: AddrSpace::Shared,
+            op: AtomicOp::Add,
+            ty: Type::I32,
+        },
+        &[off, off],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = Atomic { space: Shared, op: Add, ty: I32 } v0, v0): \
+         kernel declares no shared memory"
+    );
+}
+
+#[test]
+fn private_store_without_private_memory() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let off = b.iconst(Type::I32, 0);
+    b.ins(
+        InstKind::Store(MemAccess::scalar(AddrSpace::Private, Type::I32)),
+        &[off, off],
+    );
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (Store(MemAccess { space: Private, ty: I32, bits: 32, \
+         count: 1, signed: false, align: 4 }) v0, v0): kernel declares no private memory"
+    );
+}
+
+#[test]
+fn builtin_dimension_out_of_range() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.ins(InstKind::Builtin(Builtin::LocalId(3)), &[]);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst0 (Builtin(LocalId(3))): \
+         invalid attribute: builtin dimension 3 is not 0, 1 or 2"
+    );
+}
+
+#[test]
+fn vector_access_of_five_elements() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let addr = b.iconst(Type::I64, 0x100);
+    let access = MemAccess {
+        count: 5,
+        ..MemAccess::scalar(AddrSpace::Global, Type::I32)
+    };
+    b.ins(InstKind::Load(access), &[addr]);
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "invalid attribute: vector count 5 is not 1 to 4"
+    );
+}
+
+#[test]
+fn store_to_uniform_space() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let off = b.iconst(Type::I32, 0);
+    b.ins(
+        InstKind::Store(MemAccess::scalar(AddrSpace::Uniform, Type::I32)),
+        &[off, off],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "invalid attribute: stores to the uniform space are not allowed"
+    );
+}
+
+#[test]
+fn use_of_a_value_no_block_defines() {
+    let (mut k, entry) = with_entry("k");
+    let ghost = k.values.push(ValueData {
+        ty: Type::I32,
+        def: ValueDef::Result {
+            inst: Inst::from_u32(99),
+            index: 0,
+        },
+    });
+    let mut b = Builder::new(&mut k, entry);
+    b.ins(InstKind::IUnary(IUnOp::Not), &[ghost]);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst0 (v1 = IUnary(Not) v0): argument 0 (v0) is not defined in any block"
+    );
+}
+
+#[test]
+fn use_before_definition_in_the_same_block() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    b.ins(InstKind::IBinary(IBinOp::Sub), &[a, a]);
+    b.exit();
+    k.blocks[entry].insts.swap(0, 1);
+    let errors = verify_all(&k);
+    let texts: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        texts,
+        [
+            "kernel `k`, block0, inst1 (v1 = IBinary(Sub) v0, v0): \
+             argument 0 (v0) is used before its definition in this block",
+            "kernel `k`, block0, inst1 (v1 = IBinary(Sub) v0, v0): \
+             argument 1 (v0) is used before its definition in this block",
+        ]
+    );
+}
+
+#[test]
+fn instruction_using_its_own_result() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    let s = b.ins(InstKind::IBinary(IBinOp::Add), &[a, a]);
+    b.exit();
+    k.insts[Inst::from_u32(1)].args[1] = s;
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = IBinary(Add) v0, v1): \
+         argument 1 (v1) is used before its definition in this block"
+    );
+}
+
+#[test]
+fn value_from_one_arm_of_a_diamond_used_at_the_join() {
+    let (mut k, entry) = with_entry("k");
+    let then = k.add_block();
+    let other = k.add_block();
+    let join = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let c = b.iconst(Type::I1, 1);
+    b.branch(c, BlockCall::new(then, &[]), BlockCall::new(other, &[]));
+    b.switch_to(then);
+    let t = b.iconst(Type::I32, 4);
+    b.jump(join, &[]);
+    b.switch_to(other);
+    b.jump(join, &[]);
+    b.switch_to(join);
+    b.ins(InstKind::IUnary(IUnOp::Neg), &[t]);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block3, inst2 (v2 = IUnary(Neg) v1): \
+         argument 0 (v1) is defined in block1, which does not dominate this block"
+    );
+}
+
+#[test]
+fn loop_header_using_a_value_from_its_body() {
+    let (mut k, entry) = with_entry("k");
+    let header = k.add_block();
+    let body = k.add_block();
+    let exit = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    b.jump(header, &[]);
+    b.switch_to(body);
+    let again = b.iconst(Type::I1, 0);
+    b.jump(header, &[]);
+    b.switch_to(header);
+    // The condition is defined in the body: it reaches the header only via the back-edge.
+    b.branch(again, BlockCall::new(body, &[]), BlockCall::new(exit, &[]));
+    b.switch_to(exit);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block1, terminator: \
+         branch condition (v0) is defined in block2, which does not dominate this block"
+    );
+}
+
+#[test]
+fn block_argument_not_dominating_its_jump() {
+    let (mut k, entry) = with_entry("k");
+    let header = k.add_block();
+    let body = k.add_block();
+    let p = k.add_block_param(header, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    let zero = b.iconst(Type::I32, 0);
+    let c = b.iconst(Type::I1, 1);
+    b.jump(header, &[zero]);
+    b.switch_to(body);
+    let next = b.ins(InstKind::IBinary(IBinOp::Add), &[p, p]);
+    b.jump(header, &[next]);
+    b.switch_to(header);
+    b.branch(
+        c,
+        BlockCall::new(body, &[]),
+        BlockCall::new(header, &[next]),
+    );
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block1, terminator: \
+         argument 0 to block1 (v3) is defined in block2, which does not dominate this block"
+    );
+}
+
+#[test]
+fn reachable_use_of_a_value_defined_in_an_unreachable_block() {
+    let (mut k, entry) = with_entry("k");
+    let dead = k.add_block();
+    let mut b = Builder::new(&mut k, dead);
+    let d = b.iconst(Type::I32, 5);
+    b.exit();
+    b.switch_to(entry);
+    b.ins(InstKind::IUnary(IUnOp::Popcnt), &[d]);
+    b.exit();
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, inst1 (v1 = IUnary(Popcnt) v0): \
+         argument 0 (v0) is defined in block1, which does not dominate this block"
+    );
+}
+
+#[test]
+fn block_call_argument_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    k.add_block_param(next, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    b.jump(next, &[Value::from_u32(42)]);
+    b.switch_to(next);
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, terminator: argument 0 to block1 (v42) does not exist"
+    );
+    assert_eq!(
+        errors[0].rule,
+        Rule::MissingValue {
+            role: Role::CallArg {
+                target: next,
+                index: 0
+            },
+            value: Value::from_u32(42)
+        }
+    );
+}
+
+/// A kernel full of dangling handles: every problem is reported, in layout
+/// order, and nothing panics.
+#[test]
+fn garbage_handles_are_reported_without_panicking() {
+    let mut k = Kernel::new("junk");
+    let entry = k.add_block();
+    k.blocks[entry].params.push(Value::from_u32(500));
+    k.blocks[entry].insts.push(Inst::from_u32(300));
+    k.insts.push(InstData {
+        kind: InstKind::IBinary(IBinOp::Add),
+        args: vec![Value::from_u32(600), Value::from_u32(601)],
+        results: vec![Value::from_u32(700)],
+    });
+    k.blocks[entry].insts.push(Inst::from_u32(0));
+    k.set_terminator(
+        entry,
+        Terminator::Table {
+            index: Value::from_u32(800),
+            targets: vec![BlockCall::new(
+                Block::from_u32(900),
+                &[Value::from_u32(901)],
+            )],
+            default: BlockCall::new(entry, &[Value::from_u32(902)]),
+        },
+    );
+    let texts: Vec<String> = verify_all(&k).iter().map(|e| e.to_string()).collect();
+    let inst = "kernel `junk`, block0, inst0 (v700 = IBinary(Add) v600, v601)";
+    assert_eq!(
+        texts,
+        [
+            "kernel `junk`, block0: entry block must have no parameters, has 1".to_string(),
+            "kernel `junk`, block0: parameter 0 (v500) does not exist".into(),
+            "kernel `junk`, block0: instruction 0 of the block is inst300, which does not exist"
+                .into(),
+            format!("{inst}: result 0 (v700) does not exist"),
+            format!("{inst}: argument 0 (v600) does not exist"),
+            format!("{inst}: argument 1 (v601) does not exist"),
+            "kernel `junk`, block0, terminator: table index (v800) does not exist".into(),
+            "kernel `junk`, block0, terminator: argument 0 to block900 (v901) does not exist"
+                .into(),
+            "kernel `junk`, block0, terminator: target block900 does not exist".into(),
+            // The entry's one (missing) parameter matches the one argument in count.
+            "kernel `junk`, block0, terminator: argument 0 to block0 (v902) does not exist".into(),
+        ]
+    );
+    assert!(verify(&k).is_err());
+}
+
+#[test]
+fn verify_reports_the_first_of_several_errors() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.ins(
+        InstKind::Const {
+            ty: Type::I16,
+            bits: 0x1_0000,
+        },
+        &[],
+    );
+    b.ins(InstKind::Builtin(Builtin::WorkgroupId(7)), &[]);
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 3);
+    assert_eq!(
+        errors[2].to_string(),
+        "kernel `k`, block0: block has no terminator"
+    );
+    assert_eq!(verify(&k), Err(errors[0].clone()));
+    assert_eq!(
+        errors[0].rule,
+        Rule::ConstBits {
+            ty: Type::I16,
+            bits: 0x1_0000
+        }
+    );
+}
