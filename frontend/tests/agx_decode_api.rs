@@ -263,3 +263,21 @@ end: stop
     let e = assemble("a: stop\na: stop").expect_err("duplicate label");
     assert_eq!(e.line, 2);
 }
+
+#[test]
+fn hostile_assembler_input_is_an_error_not_a_panic() {
+    for line in [
+        "mov r4611686018427387904, r0",
+        "mov r0, r9223372036854775807h",
+        "fadd r0, r1, 99999999999999999999999",
+        "load r0_r2, du8, 0, i32, xy, a",
+        "ldimm r0, -1",
+        "jmp_none 4294967296",
+        "mov ,",
+        "csel",
+        ",,,",
+        "ffma r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14",
+    ] {
+        assert!(assemble_line(line).is_err(), "{line}");
+    }
+}

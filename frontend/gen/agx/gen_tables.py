@@ -297,8 +297,22 @@ def main():
         w("}")
         w("")
 
-    enum_decl("AGX2.xml instruction (one per `<ins>`, in the XML's match order).", "Opcode",
-              [(camel(i.name), "`%s` (prints as `%s`)" % (i.name, i.display)) for i in instrs])
+    def layout(i):
+        parts = ["`%s` (prints as `%s`, %s bytes)" % (i.name, i.display, "/".join(map(str, i.lengths)))]
+        if i.dests:
+            parts.append("dests: " + ", ".join(k for k, _ in i.dests))
+        if i.srcs:
+            parts.append("srcs: " + ", ".join(k for k, _ in i.srcs))
+        if i.imms:
+            parts.append("imms: " + ", ".join(n for n, _, _ in i.imms))
+        mods = [m[0] for m in i.mods if m[0] != "length"]
+        if mods:
+            parts.append("mods: " + ", ".join(mods))
+        return "; ".join(parts)
+
+    enum_decl("AGX2.xml instruction (one per `<ins>`, in the XML's match order). Each doc\n"
+              "/// line lists the operand encodings and fields in `Instr` order.", "Opcode",
+              [(camel(i.name), layout(i)) for i in instrs])
     enum_decl("Instruction-level modifier fields of AGX2.xml.", "ModField",
               [(camel(m), "`%s`" % m) for m in mod_fields])
     enum_decl("Instruction-level immediate fields of AGX2.xml.", "ImmField",
@@ -321,6 +335,11 @@ def main():
         w("")
 
     name_fn("Opcode", [(camel(i.name), i.name) for i in instrs])
+    w("impl Opcode {")
+    w("    /// Every opcode, in match order.")
+    w("    pub const ALL: [Opcode; %d] = [%s];" % (len(instrs), ", ".join("Opcode::" + camel(i.name) for i in instrs)))
+    w("}")
+    w("")
     name_fn("ModField", [(camel(m), m) for m in mod_fields])
     name_fn("ImmField", [(camel(m), m) for m in imm_fields])
     name_fn("Encoding", [(camel(e), e) for e in enc_names])

@@ -7,282 +7,283 @@ use super::spec::{
     OperandKind, OperandSpec,
 };
 
-/// AGX2.xml instruction (one per `<ins>`, in the XML's match order).
+/// AGX2.xml instruction (one per `<ins>`, in the XML's match order). Each doc
+/// line lists the operand encodings and fields in `Instr` order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Opcode {
-    /// `ldimm16` (prints as `ldimm`)
+    /// `ldimm16` (prints as `ldimm`, 4/6 bytes); dests: dalu; imms: imm
     Ldimm16,
-    /// `ldimm32` (prints as `ldimm`)
+    /// `ldimm32` (prints as `ldimm`, 6/8 bytes); dests: dalu; imms: imm
     Ldimm32,
-    /// `mfsr` (prints as `mov`)
+    /// `mfsr` (prints as `mov`, 4 bytes); dests: dalu; mods: sr
     Mfsr,
-    /// `iadd` (prints as `iadd`)
+    /// `iadd` (prints as `iadd`, 8 bytes); dests: dalu64; srcs: add, add; mods: shift, saturate
     Iadd,
-    /// `isub` (prints as `isub`)
+    /// `isub` (prints as `isub`, 8 bytes); dests: dalu64; srcs: add, add; mods: shift, saturate
     Isub,
-    /// `imul` (prints as `imul`)
+    /// `imul` (prints as `imul`, 8 bytes); dests: dalu64; srcs: mul, mul; mods: saturate
     Imul,
-    /// `imadd` (prints as `imadd`)
+    /// `imadd` (prints as `imadd`, 8 bytes); dests: dalu64; srcs: mul, mul, add; mods: shift, saturate
     Imadd,
-    /// `imsub` (prints as `imsub`)
+    /// `imsub` (prints as `imsub`, 8 bytes); dests: dalu64; srcs: mul, mul, add; mods: shift, saturate
     Imsub,
-    /// `u8_to_f` (prints as `u8_to_f`)
+    /// `u8_to_f` (prints as `u8_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     U8ToF,
-    /// `s8_to_f` (prints as `s8_to_f`)
+    /// `s8_to_f` (prints as `s8_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     S8ToF,
-    /// `f_to_u16` (prints as `f_to_u16`)
+    /// `f_to_u16` (prints as `f_to_u16`, 6 bytes); dests: dalu; srcs: alu; mods: round
     FToU16,
-    /// `f_to_s16` (prints as `f_to_s16`)
+    /// `f_to_s16` (prints as `f_to_s16`, 6 bytes); dests: dalu; srcs: alu; mods: round
     FToS16,
-    /// `u16_to_f` (prints as `u16_to_f`)
+    /// `u16_to_f` (prints as `u16_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     U16ToF,
-    /// `s16_to_f` (prints as `s16_to_f`)
+    /// `s16_to_f` (prints as `s16_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     S16ToF,
-    /// `f_to_u32` (prints as `f_to_u32`)
+    /// `f_to_u32` (prints as `f_to_u32`, 6 bytes); dests: dalu; srcs: alu; mods: round
     FToU32,
-    /// `f_to_s32` (prints as `f_to_s32`)
+    /// `f_to_s32` (prints as `f_to_s32`, 6 bytes); dests: dalu; srcs: alu; mods: round
     FToS32,
-    /// `u32_to_f` (prints as `u32_to_f`)
+    /// `u32_to_f` (prints as `u32_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     U32ToF,
-    /// `s32_to_f` (prints as `s32_to_f`)
+    /// `s32_to_f` (prints as `s32_to_f`, 6 bytes); dests: dalu; srcs: alu; mods: round
     S32ToF,
-    /// `shl` (prints as `shl`)
+    /// `shl` (prints as `shl`, 8 bytes); dests: dalu; srcs: alu, alu
     Shl,
-    /// `shr` (prints as `shr`)
+    /// `shr` (prints as `shr`, 8 bytes); dests: dalu; srcs: alu, alu
     Shr,
-    /// `bfi` (prints as `bfi`)
+    /// `bfi` (prints as `bfi`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Bfi,
-    /// `bfeil` (prints as `bfeil`)
+    /// `bfeil` (prints as `bfeil`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Bfeil,
-    /// `extr` (prints as `extr`)
+    /// `extr` (prints as `extr`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Extr,
-    /// `shlhi` (prints as `shlhi`)
+    /// `shlhi` (prints as `shlhi`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Shlhi,
-    /// `shrhi` (prints as `shrhi`)
+    /// `shrhi` (prints as `shrhi`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Shrhi,
-    /// `asr` (prints as `asr`)
+    /// `asr` (prints as `asr`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Asr,
-    /// `asrh` (prints as `asrh`)
+    /// `asrh` (prints as `asrh`, 8 bytes); dests: dalu; srcs: alu, alu, alu; imms: bitmask
     Asrh,
-    /// `pow_fixup` (prints as `pow_fixup`)
+    /// `pow_fixup` (prints as `pow_fixup`, 8 bytes); dests: dalu; srcs: float, float, float; mods: saturate
     PowFixup,
-    /// `ffma` (prints as `ffma`)
+    /// `ffma` (prints as `ffma`, 6/8 bytes); dests: dalu; srcs: float, float, float; mods: saturate
     Ffma,
-    /// `hfma` (prints as `hfma`)
+    /// `hfma` (prints as `hfma`, 6/8 bytes); dests: dhalf; srcs: half, half, half; mods: saturate
     Hfma,
-    /// `fadd` (prints as `fadd`)
+    /// `fadd` (prints as `fadd`, 4/6 bytes); dests: dalu; srcs: float, float; mods: saturate
     Fadd,
-    /// `fmul` (prints as `fmul`)
+    /// `fmul` (prints as `fmul`, 4/6 bytes); dests: dalu; srcs: float, float; mods: saturate
     Fmul,
-    /// `hadd` (prints as `hadd`)
+    /// `hadd` (prints as `hadd`, 4/6 bytes); dests: dhalf; srcs: half, half; mods: saturate
     Hadd,
-    /// `hmul` (prints as `hmul`)
+    /// `hmul` (prints as `hmul`, 4/6 bytes); dests: dhalf; srcs: half, half; mods: saturate
     Hmul,
-    /// `not_a` (prints as `not_a`)
+    /// `not_a` (prints as `not_a`, 6 bytes); dests: dalu; srcs: alu
     NotA,
-    /// `mov` (prints as `mov`)
+    /// `mov` (prints as `mov`, 6 bytes); dests: dalu; srcs: alu
     Mov,
-    /// `not` (prints as `not`)
+    /// `not` (prints as `not`, 6 bytes); dests: dalu; srcs: alu
     Not,
-    /// `mov_a` (prints as `mov_a`)
+    /// `mov_a` (prints as `mov_a`, 6 bytes); dests: dalu; srcs: alu
     MovA,
-    /// `zero` (prints as `zero`)
+    /// `zero` (prints as `zero`, 6 bytes); dests: dalu; srcs: alu, alu
     Zero,
-    /// `and` (prints as `and`)
+    /// `and` (prints as `and`, 6 bytes); dests: dalu; srcs: alu, alu
     And,
-    /// `andn1` (prints as `andn1`)
+    /// `andn1` (prints as `andn1`, 6 bytes); dests: dalu; srcs: alu, alu
     Andn1,
-    /// `andn2` (prints as `andn2`)
+    /// `andn2` (prints as `andn2`, 6 bytes); dests: dalu; srcs: alu, alu
     Andn2,
-    /// `xor` (prints as `xor`)
+    /// `xor` (prints as `xor`, 6 bytes); dests: dalu; srcs: alu, alu
     Xor,
-    /// `or` (prints as `or`)
+    /// `or` (prints as `or`, 6 bytes); dests: dalu; srcs: alu, alu
     Or,
-    /// `nor` (prints as `nor`)
+    /// `nor` (prints as `nor`, 6 bytes); dests: dalu; srcs: alu, alu
     Nor,
-    /// `xnor` (prints as `xnor`)
+    /// `xnor` (prints as `xnor`, 6 bytes); dests: dalu; srcs: alu, alu
     Xnor,
-    /// `orn1` (prints as `orn1`)
+    /// `orn1` (prints as `orn1`, 6 bytes); dests: dalu; srcs: alu, alu
     Orn1,
-    /// `orn2` (prints as `orn2`)
+    /// `orn2` (prints as `orn2`, 6 bytes); dests: dalu; srcs: alu, alu
     Orn2,
-    /// `nand` (prints as `nand`)
+    /// `nand` (prints as `nand`, 6 bytes); dests: dalu; srcs: alu, alu
     Nand,
-    /// `one` (prints as `one`)
+    /// `one` (prints as `one`, 6 bytes); dests: dalu; srcs: alu, alu
     One,
-    /// `bitrev` (prints as `bitrev`)
+    /// `bitrev` (prints as `bitrev`, 6 bytes); dests: dalu; srcs: alu
     Bitrev,
-    /// `popcnt` (prints as `popcnt`)
+    /// `popcnt` (prints as `popcnt`, 6 bytes); dests: dalu; srcs: alu
     Popcnt,
-    /// `ffs` (prints as `ffs`)
+    /// `ffs` (prints as `ffs`, 6 bytes); dests: dalu; srcs: alu
     Ffs,
-    /// `intl` (prints as `intl`)
+    /// `intl` (prints as `intl`, 6 bytes); dests: dalu; srcs: alu, alu
     Intl,
-    /// `floor` (prints as `floor`)
+    /// `floor` (prints as `floor`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Floor,
-    /// `rsqrts` (prints as `rsqrts`)
+    /// `rsqrts` (prints as `rsqrts`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Rsqrts,
-    /// `rcp` (prints as `rcp`)
+    /// `rcp` (prints as `rcp`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Rcp,
-    /// `rsqrt` (prints as `rsqrt`)
+    /// `rsqrt` (prints as `rsqrt`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Rsqrt,
-    /// `sinr` (prints as `sinr`)
+    /// `sinr` (prints as `sinr`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Sinr,
-    /// `dfdx` (prints as `dfdx`)
+    /// `dfdx` (prints as `dfdx`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Dfdx,
-    /// `dfdy` (prints as `dfdy`)
+    /// `dfdy` (prints as `dfdy`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Dfdy,
-    /// `sinc` (prints as `sinc`)
+    /// `sinc` (prints as `sinc`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Sinc,
-    /// `log2` (prints as `log2`)
+    /// `log2` (prints as `log2`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Log2,
-    /// `exp2` (prints as `exp2`)
+    /// `exp2` (prints as `exp2`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Exp2,
-    /// `ceil` (prints as `ceil`)
+    /// `ceil` (prints as `ceil`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Ceil,
-    /// `trunc` (prints as `trunc`)
+    /// `trunc` (prints as `trunc`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Trunc,
-    /// `rint` (prints as `rint`)
+    /// `rint` (prints as `rint`, 4/6 bytes); dests: dalu; srcs: float; mods: saturate
     Rint,
-    /// `stop` (prints as `stop`)
+    /// `stop` (prints as `stop`, 2 bytes)
     Stop,
-    /// `trap` (prints as `trap`)
+    /// `trap` (prints as `trap`, 2 bytes)
     Trap,
-    /// `jmp_incomplete` (prints as `jmp_incomplete`)
+    /// `jmp_incomplete` (prints as `jmp_incomplete`, 4 bytes); imms: offset
     JmpIncomplete,
-    /// `ret` (prints as `ret`)
+    /// `ret` (prints as `ret`, 2 bytes); srcs: exreg32
     Ret,
-    /// `call_reg` (prints as `call`)
+    /// `call_reg` (prints as `call`, 2 bytes); srcs: exreg32
     CallReg,
-    /// `jmp_any` (prints as `jmp_any`)
+    /// `jmp_any` (prints as `jmp_any`, 6 bytes); imms: offset
     JmpAny,
-    /// `call` (prints as `call`)
+    /// `call` (prints as `call`, 6 bytes); imms: offset
     Call,
-    /// `jmp_none` (prints as `jmp_none`)
+    /// `jmp_none` (prints as `jmp_none`, 6 bytes); imms: offset
     JmpNone,
-    /// `pop_exec` (prints as `pop_exec`)
+    /// `pop_exec` (prints as `pop_exec`, 6 bytes); imms: nest; mods: cache
     PopExec,
-    /// `if_icmp` (prints as `if`)
+    /// `if_icmp` (prints as `if`, 6 bytes); srcs: alu, alu; imms: nest; mods: cache, cond
     IfIcmp,
-    /// `else_icmp` (prints as `else`)
+    /// `else_icmp` (prints as `else`, 6 bytes); srcs: alu, alu; imms: nest; mods: cache, cond
     ElseIcmp,
-    /// `while_icmp` (prints as `while`)
+    /// `while_icmp` (prints as `while`, 6 bytes); srcs: alu, alu; imms: nest; mods: cache, cond
     WhileIcmp,
-    /// `update_exec` (prints as `update_exec`)
+    /// `update_exec` (prints as `update_exec`, 6 bytes); mods: cache
     UpdateExec,
-    /// `if_fcmp` (prints as `if`)
+    /// `if_fcmp` (prints as `if`, 6 bytes); srcs: float, float; imms: nest; mods: cache, cond
     IfFcmp,
-    /// `else_fcmp` (prints as `else`)
+    /// `else_fcmp` (prints as `else`, 6 bytes); srcs: float, float; imms: nest; mods: cache, cond
     ElseFcmp,
-    /// `while_fcmp` (prints as `while`)
+    /// `while_fcmp` (prints as `while`, 6 bytes); srcs: float, float; imms: nest; mods: cache, cond
     WhileFcmp,
-    /// `icsel` (prints as `csel`)
+    /// `icsel` (prints as `csel`, 8/10 bytes); dests: dalu; srcs: alu, alu, cmpsel, cmpsel; mods: condition
     Icsel,
-    /// `fcsel` (prints as `csel`)
+    /// `fcsel` (prints as `csel`, 8/10 bytes); dests: dalu; srcs: float, float, cmpsel, cmpsel; mods: condition
     Fcsel,
-    /// `ballot` (prints as `ballot`)
+    /// `ballot` (prints as `ballot`, 8 bytes); dests: dalu
     Ballot,
-    /// `icmp_ballot` (prints as `ballot`)
+    /// `icmp_ballot` (prints as `ballot`, 8 bytes); dests: dalu; srcs: alu, alu; mods: quad, condition
     IcmpBallot,
-    /// `fcmp_ballot` (prints as `ballot`)
+    /// `fcmp_ballot` (prints as `ballot`, 8 bytes); dests: dalu; srcs: float, float; mods: quad, condition
     FcmpBallot,
-    /// `shuffle` (prints as `shuffle`)
+    /// `shuffle` (prints as `shuffle`, 6 bytes); dests: dalu; srcs: alu, alu; mods: quad, rotate, op
     Shuffle,
-    /// `pixwait` (prints as `pixwait`)
+    /// `pixwait` (prints as `pixwait`, 4 bytes); imms: i, j
     Pixwait,
-    /// `pixrel` (prints as `pixrel`)
+    /// `pixrel` (prints as `pixrel`, 4 bytes); imms: i, j
     Pixrel,
-    /// `wait` (prints as `wait`)
+    /// `wait` (prints as `wait`, 2 bytes); mods: group
     Wait,
-    /// `no_var` (prints as `no_var`)
+    /// `no_var` (prints as `no_var`, 4 bytes)
     NoVar,
-    /// `st_var` (prints as `st_var`)
+    /// `st_var` (prints as `st_var`, 4 bytes); srcs: exreg32, uvs; mods: last
     StVar,
-    /// `load` (prints as `load`)
+    /// `load` (prints as `load`, 6/8 bytes); dests: memory; srcs: membase, memindex; mods: shift, format, mask, coherency, waitgroup
     Load,
-    /// `atomic` (prints as `atomic`)
+    /// `atomic` (prints as `atomic`, 8 bytes); dests: atomic_dest; srcs: atomic_source, membase, memindex; mods: op, coherency, waitgroup
     Atomic,
-    /// `latomic` (prints as `latomic`)
+    /// `latomic` (prints as `latomic`, 6/10 bytes); dests: local_atomic_dest; srcs: atomic_source, localmembase, localmemindex; mods: op
     Latomic,
-    /// `stack_load` (prints as `stack_load`)
+    /// `stack_load` (prints as `stack_load`, 6/8 bytes); dests: memory; srcs: memindex; mods: shift, format, mask, waitgroup
     StackLoad,
-    /// `stack_adjust` (prints as `stack_adjust`)
+    /// `stack_adjust` (prints as `stack_adjust`, 6/8 bytes); srcs: memindex
     StackAdjust,
-    /// `stack_store` (prints as `stack_store`)
+    /// `stack_store` (prints as `stack_store`, 6/8 bytes); srcs: memory, memindex; mods: shift, format, mask, waitgroup
     StackStore,
-    /// `uniform_store` (prints as `mov`)
+    /// `uniform_store` (prints as `mov`, 6/8 bytes); dests: uniform_dest; srcs: uniform_src
     UniformStore,
-    /// `uniform_store_unk` (prints as `uniform_store_unk`)
+    /// `uniform_store_unk` (prints as `uniform_store_unk`, 6/8 bytes); srcs: memory, memindex; mods: shift, format, mask, waitgroup
     UniformStoreUnk,
-    /// `tex_state_store` (prints as `load`)
+    /// `tex_state_store` (prints as `load`, 8 bytes); dests: ts; srcs: ureg64_shift2, heap_offs; mods: group
     TexStateStore,
-    /// `sampler_state_store` (prints as `load`)
+    /// `sampler_state_store` (prints as `load`, 8 bytes); dests: ss; srcs: ureg64_shift2, heap_offs; mods: group
     SamplerStateStore,
-    /// `store` (prints as `store`)
+    /// `store` (prints as `store`, 6/8 bytes); srcs: memory, membase, memindex; mods: shift, format, mask, coherency, waitgroup
     Store,
-    /// `lload` (prints as `lload`)
+    /// `lload` (prints as `lload`, 6/8 bytes); dests: memory; srcs: localmembase, localmemindex; mods: format, mask
     Lload,
-    /// `lstore` (prints as `lstore`)
+    /// `lstore` (prints as `lstore`, 6/8 bytes); srcs: memory, localmembase, localmemindex; mods: format, mask
     Lstore,
-    /// `barrier` (prints as `barrier`)
+    /// `barrier` (prints as `barrier`, 2 bytes)
     Barrier,
-    /// `doorbell` (prints as `doorbell`)
+    /// `doorbell` (prints as `doorbell`, 2 bytes); imms: imm
     Doorbell,
-    /// `jmp_if_skipping_doorbell` (prints as `jmp_if_skipping_doorbell`)
+    /// `jmp_if_skipping_doorbell` (prints as `jmp_if_skipping_doorbell`, 4 bytes); imms: offset
     JmpIfSkippingDoorbell,
-    /// `unmap` (prints as `unmap`)
+    /// `unmap` (prints as `unmap`, 8 bytes); srcs: exreg32; imms: target, v
     Unmap,
-    /// `map` (prints as `map`)
+    /// `map` (prints as `map`, 8 bytes); srcs: exreg32; imms: target, v
     Map,
-    /// `memory_barrier` (prints as `memory_barrier`)
+    /// `memory_barrier` (prints as `memory_barrier`, 2 bytes)
     MemoryBarrier,
-    /// `image_barrier_1` (prints as `image_barrier_1`)
+    /// `image_barrier_1` (prints as `image_barrier_1`, 2 bytes)
     ImageBarrier1,
-    /// `image_barrier_2` (prints as `image_barrier_2`)
+    /// `image_barrier_2` (prints as `image_barrier_2`, 2 bytes)
     ImageBarrier2,
-    /// `image_barrier_3` (prints as `image_barrier_3`)
+    /// `image_barrier_3` (prints as `image_barrier_3`, 2 bytes)
     ImageBarrier3,
-    /// `image_barrier_4` (prints as `image_barrier_4`)
+    /// `image_barrier_4` (prints as `image_barrier_4`, 2 bytes)
     ImageBarrier4,
-    /// `flush_memory_to_texture` (prints as `flush_memory_to_texture`)
+    /// `flush_memory_to_texture` (prints as `flush_memory_to_texture`, 2 bytes)
     FlushMemoryToTexture,
-    /// `memory_barrier_2` (prints as `memory_barrier_2`)
+    /// `memory_barrier_2` (prints as `memory_barrier_2`, 2 bytes)
     MemoryBarrier2,
-    /// `memory_barrier_3` (prints as `memory_barrier_3`)
+    /// `memory_barrier_3` (prints as `memory_barrier_3`, 2 bytes)
     MemoryBarrier3,
-    /// `unknown_barrier_1` (prints as `unknown_barrier_1`)
+    /// `unknown_barrier_1` (prints as `unknown_barrier_1`, 2 bytes)
     UnknownBarrier1,
-    /// `unknown_barrier_2` (prints as `unknown_barrier_2`)
+    /// `unknown_barrier_2` (prints as `unknown_barrier_2`, 2 bytes)
     UnknownBarrier2,
-    /// `device_barrier_1` (prints as `device_barrier_1`)
+    /// `device_barrier_1` (prints as `device_barrier_1`, 2 bytes)
     DeviceBarrier1,
-    /// `device_barrier_2` (prints as `device_barrier_2`)
+    /// `device_barrier_2` (prints as `device_barrier_2`, 2 bytes)
     DeviceBarrier2,
-    /// `quad` (prints as `quad`)
+    /// `quad` (prints as `quad`, 6 bytes); dests: dalu; srcs: alu; mods: prefix, op
     Quad,
-    /// `simd` (prints as `simd`)
+    /// `simd` (prints as `simd`, 6 bytes); dests: dalu; srcs: alu; mods: prefix, op
     Simd,
-    /// `ld_tile` (prints as `ld_tile`)
+    /// `ld_tile` (prints as `ld_tile`, 8/10 bytes); dests: memory; srcs: tilecoord, samples; imms: offset; mods: format, mask
     LdTile,
-    /// `st_tile` (prints as `st_tile`)
+    /// `st_tile` (prints as `st_tile`, 8/10 bytes); srcs: memory, tilecoord, samples; imms: offset; mods: explicit_coords, format, mask
     StTile,
-    /// `sample_mask` (prints as `sample_mask`)
+    /// `sample_mask` (prints as `sample_mask`, 4 bytes); srcs: discard, discard
     SampleMask,
-    /// `zs_emit` (prints as `zs_emit`)
+    /// `zs_emit` (prints as `zs_emit`, 4 bytes); srcs: discard, zs
     ZsEmit,
-    /// `iter` (prints as `iter`)
+    /// `iter` (prints as `iter`, 4/8 bytes); dests: diter; srcs: cf, itersample; mods: fwd, elide, interpolation, kill
     Iter,
-    /// `iterproj` (prints as `iter`)
+    /// `iterproj` (prints as `iter`, 4/8 bytes); dests: diter; srcs: cf, cfperspective, itersample; mods: fwd, elide, interpolation, kill
     Iterproj,
-    /// `ldcf` (prints as `ldcf`)
+    /// `ldcf` (prints as `ldcf`, 4/8 bytes); dests: dldcf; srcs: cf, itersample
     Ldcf,
-    /// `smpf` (prints as `smpf`)
+    /// `smpf` (prints as `smpf`, 8/12 bytes); dests: memory; srcs: heap, texture, sampler, coord, lod, zs; mods: shadow, query_lod, rw, coherent, sparse, kill, dim, mask, lod_type, gather, group
     Smpf,
-    /// `smpi` (prints as `smpi`)
+    /// `smpi` (prints as `smpi`, 8/12 bytes); dests: memory; srcs: heap, texture, sampler, coord, lod, zs; mods: shadow, query_lod, rw, coherent, sparse, kill, dim, mask, lod_type, gather, group
     Smpi,
-    /// `imgw` (prints as `imgw`)
+    /// `imgw` (prints as `imgw`, 6/8 bytes); srcs: pbesource, heap, texture, coord, uvs; mods: dim, rtz, coherency
     Imgw,
-    /// `imgwblk` (prints as `imgwblk`)
+    /// `imgwblk` (prints as `imgwblk`, 6/10 bytes); srcs: exreg16, heap, texture, coord, uvs; mods: explicit_coords, dim, format, rtz
     Imgwblk,
 }
 
@@ -651,6 +652,149 @@ impl Opcode {
             Opcode::Imgwblk => "imgwblk",
         }
     }
+}
+
+impl Opcode {
+    /// Every opcode, in match order.
+    pub const ALL: [Opcode; 137] = [
+        Opcode::Ldimm16,
+        Opcode::Ldimm32,
+        Opcode::Mfsr,
+        Opcode::Iadd,
+        Opcode::Isub,
+        Opcode::Imul,
+        Opcode::Imadd,
+        Opcode::Imsub,
+        Opcode::U8ToF,
+        Opcode::S8ToF,
+        Opcode::FToU16,
+        Opcode::FToS16,
+        Opcode::U16ToF,
+        Opcode::S16ToF,
+        Opcode::FToU32,
+        Opcode::FToS32,
+        Opcode::U32ToF,
+        Opcode::S32ToF,
+        Opcode::Shl,
+        Opcode::Shr,
+        Opcode::Bfi,
+        Opcode::Bfeil,
+        Opcode::Extr,
+        Opcode::Shlhi,
+        Opcode::Shrhi,
+        Opcode::Asr,
+        Opcode::Asrh,
+        Opcode::PowFixup,
+        Opcode::Ffma,
+        Opcode::Hfma,
+        Opcode::Fadd,
+        Opcode::Fmul,
+        Opcode::Hadd,
+        Opcode::Hmul,
+        Opcode::NotA,
+        Opcode::Mov,
+        Opcode::Not,
+        Opcode::MovA,
+        Opcode::Zero,
+        Opcode::And,
+        Opcode::Andn1,
+        Opcode::Andn2,
+        Opcode::Xor,
+        Opcode::Or,
+        Opcode::Nor,
+        Opcode::Xnor,
+        Opcode::Orn1,
+        Opcode::Orn2,
+        Opcode::Nand,
+        Opcode::One,
+        Opcode::Bitrev,
+        Opcode::Popcnt,
+        Opcode::Ffs,
+        Opcode::Intl,
+        Opcode::Floor,
+        Opcode::Rsqrts,
+        Opcode::Rcp,
+        Opcode::Rsqrt,
+        Opcode::Sinr,
+        Opcode::Dfdx,
+        Opcode::Dfdy,
+        Opcode::Sinc,
+        Opcode::Log2,
+        Opcode::Exp2,
+        Opcode::Ceil,
+        Opcode::Trunc,
+        Opcode::Rint,
+        Opcode::Stop,
+        Opcode::Trap,
+        Opcode::JmpIncomplete,
+        Opcode::Ret,
+        Opcode::CallReg,
+        Opcode::JmpAny,
+        Opcode::Call,
+        Opcode::JmpNone,
+        Opcode::PopExec,
+        Opcode::IfIcmp,
+        Opcode::ElseIcmp,
+        Opcode::WhileIcmp,
+        Opcode::UpdateExec,
+        Opcode::IfFcmp,
+        Opcode::ElseFcmp,
+        Opcode::WhileFcmp,
+        Opcode::Icsel,
+        Opcode::Fcsel,
+        Opcode::Ballot,
+        Opcode::IcmpBallot,
+        Opcode::FcmpBallot,
+        Opcode::Shuffle,
+        Opcode::Pixwait,
+        Opcode::Pixrel,
+        Opcode::Wait,
+        Opcode::NoVar,
+        Opcode::StVar,
+        Opcode::Load,
+        Opcode::Atomic,
+        Opcode::Latomic,
+        Opcode::StackLoad,
+        Opcode::StackAdjust,
+        Opcode::StackStore,
+        Opcode::UniformStore,
+        Opcode::UniformStoreUnk,
+        Opcode::TexStateStore,
+        Opcode::SamplerStateStore,
+        Opcode::Store,
+        Opcode::Lload,
+        Opcode::Lstore,
+        Opcode::Barrier,
+        Opcode::Doorbell,
+        Opcode::JmpIfSkippingDoorbell,
+        Opcode::Unmap,
+        Opcode::Map,
+        Opcode::MemoryBarrier,
+        Opcode::ImageBarrier1,
+        Opcode::ImageBarrier2,
+        Opcode::ImageBarrier3,
+        Opcode::ImageBarrier4,
+        Opcode::FlushMemoryToTexture,
+        Opcode::MemoryBarrier2,
+        Opcode::MemoryBarrier3,
+        Opcode::UnknownBarrier1,
+        Opcode::UnknownBarrier2,
+        Opcode::DeviceBarrier1,
+        Opcode::DeviceBarrier2,
+        Opcode::Quad,
+        Opcode::Simd,
+        Opcode::LdTile,
+        Opcode::StTile,
+        Opcode::SampleMask,
+        Opcode::ZsEmit,
+        Opcode::Iter,
+        Opcode::Iterproj,
+        Opcode::Ldcf,
+        Opcode::Smpf,
+        Opcode::Smpi,
+        Opcode::Imgw,
+        Opcode::Imgwblk,
+    ];
 }
 
 impl ModField {

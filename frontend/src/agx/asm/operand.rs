@@ -78,7 +78,7 @@ fn parse_operand(token: &str) -> Option<Parsed> {
     let &(kind, size, first) = regs.first()?;
     let step = i64::from(size / 16);
     for (i, &(k, s, half)) in regs.iter().enumerate() {
-        if k != kind || s != size || half != first + step * i as i64 {
+        if k != kind || s != size || Some(half) != (step * i as i64).checked_add(first) {
             return None;
         }
     }
@@ -115,9 +115,9 @@ fn parse_reg(part: &str) -> Option<(OperandKind, u8, i64)> {
     let n: i64 = digits.parse().ok()?;
     match (wide, half) {
         (true, Some(_)) => None,
-        (true, None) => Some((kind, 64, 2 * n)),
-        (false, None) => Some((kind, 32, 2 * n)),
-        (false, Some(h)) => Some((kind, 16, 2 * n + h)),
+        (true, None) => Some((kind, 64, n.checked_mul(2)?)),
+        (false, None) => Some((kind, 32, n.checked_mul(2)?)),
+        (false, Some(h)) => Some((kind, 16, n.checked_mul(2)? + h)),
     }
 }
 
