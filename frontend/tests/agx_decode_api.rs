@@ -277,6 +277,8 @@ fn hostile_assembler_input_is_an_error_not_a_panic() {
         "csel",
         ",,,",
         "ffma r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14",
+        "smpf r0, du54, r5, r4l, r0, u64l, r15, shadow, shadow, shadow, shadow, shadow, a, a",
+        "iter r0_r1, cf1, cf0, 0, sample, elide, kill, elide, kill, elide, kill, sample",
     ] {
         assert!(assemble_line(line).is_err(), "{line}");
     }

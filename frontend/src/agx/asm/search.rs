@@ -67,16 +67,25 @@ pub(super) struct Choice {
     pub consumes: bool,
 }
 
+/// Upper bound on search steps per instruction spec, so hostile input cannot make the
+/// backtracking blow up (real lines need a few steps per printed item).
+const STEP_BUDGET: usize = 20_000;
+
 struct Search<'a> {
     spec: &'static InstrSpec,
     items: Vec<Item>,
     tokens: &'a [Token],
     canonical: &'a str,
     furthest: usize,
+    steps: usize,
 }
 
 impl Search<'_> {
     fn dfs(&mut self, i: usize, t: usize, acc: Acc) -> Option<Vec<u8>> {
+        self.steps += 1;
+        if self.steps > STEP_BUDGET {
+            return None;
+        }
         let Some(&item) = self.items.get(i) else {
             return if t == self.tokens.len() {
                 self.finish(acc)
@@ -223,6 +232,7 @@ pub(super) fn assemble_tokens(
             tokens,
             canonical,
             furthest: 0,
+            steps: 0,
         };
         let start = Acc::default().deposit(spec.exact_mask, spec.exact_value);
         if let Some(bytes) = start.and_then(|acc| search.dfs(0, 0, acc)) {
