@@ -110,6 +110,10 @@ fn memory_operands() {
     );
     assert_eq!(i.modifier(ModField::Mask), Some(0xF));
     assert_eq!(i.modifier(ModField::Format), Some(2));
+    assert_eq!(i.modifier_name(ModField::Format), Some("i32"));
+    assert_eq!(i.modifier_name(ModField::Mask), Some("xyzw"));
+    assert_eq!(i.modifier_name(ModField::Coherency), Some(""));
+    assert_eq!(i.modifier_name(ModField::Length), None);
     // atomic _, r3, du10, r1.sx, add, coherent1, a: no destination
     let (i, _) = decode(&bytes("1500248c10500600"), 0).expect("decodes");
     assert_eq!(i.dests[0].kind, OperandKind::None);

@@ -1,6 +1,6 @@
 //! The decoded instruction: a typed view of every AGX2.xml field, meant for the lifter.
 
-use super::spec::{Encoding, OperandKind};
+use super::spec::{Encoding, ModKind, OperandKind};
 use super::tables::{ImmField, ModField, Opcode};
 
 /// Register-cache hint carried by a register operand (`$` = cache, `^` = discard).
@@ -97,6 +97,21 @@ impl Instr {
     /// Raw value of a modifier field, if the instruction has it.
     pub fn modifier(&self, field: ModField) -> Option<u32> {
         self.mods.iter().find(|(f, _)| *f == field).map(|&(_, v)| v)
+    }
+
+    /// Mesa's name for an enumerated modifier's value (`"xyzw"`, `"i32"`, `"fgtn"`;
+    /// `""` for a default value). `None` if absent or not an enumeration.
+    pub fn modifier_name(&self, field: ModField) -> Option<&'static str> {
+        let spec = self.opcode.spec();
+        let (m, &(_, v)) = spec
+            .mods
+            .iter()
+            .zip(&self.mods)
+            .find(|(m, _)| m.field == field)?;
+        match m.kind {
+            ModKind::Enum(kind) => kind.display(v),
+            ModKind::Flag(_) | ModKind::Length => None,
+        }
     }
 
     /// Value of an immediate field, if the instruction has it.
