@@ -258,3 +258,28 @@ mod tests {
         assert_eq!(size_of::<TimestampEvent>(), 32);
     }
 }
+
+// SAFETY: every uapi struct above is repr(C) of integers with explicit padding.
+mod pod {
+    use super::*;
+    use crate::kgsl::user_copy::Pod;
+    unsafe impl Pod for GpuobjAlloc {}
+    unsafe impl Pod for GpuobjFree {}
+    unsafe impl Pod for GpuobjInfo {}
+    unsafe impl Pod for GpuobjSync {}
+    unsafe impl Pod for GpumemAllocId {}
+    unsafe impl Pod for GpumemFreeId {}
+    unsafe impl Pod for DrawctxtCreate {}
+    unsafe impl Pod for DrawctxtDestroy {}
+    unsafe impl Pod for DeviceGetProperty {}
+    unsafe impl Pod for DevInfo {}
+    unsafe impl Pod for DeviceConstraint {}
+    unsafe impl Pod for GpuCommand {}
+    unsafe impl Pod for CommandObject {}
+    unsafe impl Pod for WaitTimestamp {}
+    unsafe impl Pod for ReadTimestamp {}
+    unsafe impl Pod for MapUserMem {}
+    unsafe impl Pod for SharedmemFree {}
+    unsafe impl Pod for TimestampEvent {}
+    unsafe impl Pod for u32 {}
+}
