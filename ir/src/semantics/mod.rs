@@ -5,8 +5,36 @@
 //!
 //! Representation: a value of type `T` travels in a `u64` holding its bits
 //! zero-extended (`i1` is 0 or 1, `f32` its IEEE bits in the low 32 bits).
+//!
+//! One module per rule:
+//! - [`int`]: integer ops, comparisons, casts, bit fields;
+//! - [`flush`]: flush-to-zero keeping the sign; [`nan`]: which NaN a result is;
+//!   [`rules`]: the fixed order of float rules around an instruction;
+//! - [`rounding`]: rounding an exact value to a format with IEEE flags;
+//!   [`ieee`]: correctly rounded + - * / sqrt fma; [`arith`]: those with the rules
+//!   plus typed fast entry points; [`integral`]: floor/ceil/trunc/nearest;
+//! - [`minmax`], [`compare`], [`fclass`];
+//! - [`convert`]: float <-> float (incl. bf16, fp8, fp4), float <-> int;
+//! - [`special`]: rcp, rsqrt, exp2, log2, sin, cos; [`pow_fixup`]: AGX pow fix-up;
+//! - [`atomic`]: atomic read-modify-write values.
 
+pub mod arith;
 pub mod atomic;
+pub mod compare;
+pub mod convert;
+mod eval;
+pub mod fclass;
+pub mod flush;
+pub mod format;
+pub mod ieee;
+pub mod int;
+pub mod integral;
+pub mod minmax;
+pub mod nan;
+pub mod pow_fixup;
+pub mod rounding;
+pub mod rules;
+pub mod special;
 pub mod wave;
 
 use crate::inst::InstKind;
@@ -14,9 +42,10 @@ use crate::types::Type;
 
 /// Evaluates a pure instruction (everything except builtins, memory, cross-lane
 /// operations, barriers, fences and traps) for one lane. `args` are the argument
-/// bits, `arg_tys` their types; results are written to `out` (one slot per result).
-/// Returns false for kinds that are not pure (then `out` is untouched).
+/// bits, `arg_tys` their types; results are written to `out` (one slot per result,
+/// as `InstKind::signature` gives them: the value, then the flags word when
+/// `mode.flags`). Returns false for kinds that are not pure, and for argument or
+/// output slices too short for the kind (then `out` is untouched).
 pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64]) -> bool {
-    let _ = (kind, arg_tys, args, out);
-    false
+    eval::eval_pure(kind, arg_tys, args, out)
 }

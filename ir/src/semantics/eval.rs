@@ -1,0 +1,106 @@
+//! `eval_pure`: one lane of every pure instruction, dispatching to the rule modules.
+
+use super::format::Fmt;
+use super::{arith, compare, convert, fclass, flush, int, pow_fixup, special};
+use crate::float_mode::FloatMode;
+use crate::inst::InstKind;
+use crate::types::Type;
+
+/// Writes a result and, when the mode asks for it, the flags word after it.
+fn put(out: &mut [u64], value: u64, flags: u32, mode: &FloatMode) -> bool {
+    let want = if mode.flags { 2 } else { 1 };
+    if out.len() < want {
+        return false;
+    }
+    out[0] = value;
+    if mode.flags {
+        out[1] = u64::from(flags);
+    }
+    true
+}
+
+/// See `super::eval_pure`.
+pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64]) -> bool {
+    use InstKind::*;
+    let ty0 = arg_tys.first().copied();
+    let arg = |i: usize| args.get(i).copied().unwrap_or(0);
+    let fmt0 = ty0.and_then(Fmt::of_type);
+    let bits0 = ty0.map_or(0, Type::bits);
+    if args.len() < arg_tys.len() || out.is_empty() {
+        return false;
+    }
+    match kind {
+        Const { ty, bits } => out[0] = bits & ty.mask(),
+        IBinary(op) if bits0 > 0 => out[0] = int::ibinary(*op, bits0, arg(0), arg(1)),
+        IUnary(op) if bits0 > 0 => out[0] = int::iunary(*op, bits0, arg(0)),
+        Icmp(cc) if bits0 > 0 => out[0] = u64::from(int::icmp(*cc, bits0, arg(0), arg(1))),
+        Select => out[0] = if arg(0) & 1 != 0 { arg(1) } else { arg(2) },
+        Cast { op, to } => match ty0 {
+            Some(from) => out[0] = int::cast(*op, from, *to, arg(0)),
+            None => return false,
+        },
+        BitExtract { signed } if bits0 > 0 => {
+            out[0] = int::bit_extract(bits0, *signed, arg(0), arg(1), arg(2))
+        }
+        BitInsert if bits0 > 0 => out[0] = int::bit_insert(bits0, arg(0), arg(1), arg(2), arg(3)),
+        FBinary { op, mode } => {
+            let Some(f) = fmt0 else { return false };
+            let (r, fl) = arith::fbinary(f, *op, arg(0), arg(1), mode);
+            return put(out, r, fl, mode);
+        }
+        FUnary { op, mode } => {
+            let Some(f) = fmt0 else { return false };
+            let (r, fl) = arith::funary(f, *op, arg(0), mode);
+            return put(out, r, fl, mode);
+        }
+        Fma { mode } => {
+            let Some(f) = fmt0 else { return false };
+            let (r, fl) = arith::fma(f, arg(0), arg(1), arg(2), mode);
+            return put(out, r, fl, mode);
+        }
+        Fcmp { cc, mode } => {
+            let Some(f) = fmt0 else { return false };
+            let a = flush::flush_in(f, mode.denorm_in, arg(0));
+            let b = flush::flush_in(f, mode.denorm_in, arg(1));
+            let (r, fl) = compare::fcmp(f, *cc, a, b);
+            return put(out, u64::from(r), fl, mode);
+        }
+        Fclass { mode } => {
+            let Some(f) = fmt0 else { return false };
+            out[0] = u64::from(fclass::fclass(
+                f,
+                flush::flush_in(f, mode.denorm_in, arg(0)),
+            ));
+        }
+        Special { func, mode } => {
+            let Some(f) = fmt0 else { return false };
+            let (r, fl) = special::special(f, *func, arg(0), mode);
+            return put(out, r, fl, mode);
+        }
+        PowFixup { mode } => {
+            let (r, fl) = pow_fixup::pow_fixup(arg(0) as u32, arg(1) as u32, arg(2) as u32, mode);
+            return put(out, r.into(), fl, mode);
+        }
+        Fcvt { from, to, mode } => {
+            let (r, fl) = convert::fcvt(*from, *to, arg(0), mode);
+            return put(out, r, fl, mode);
+        }
+        FToI {
+            from,
+            to,
+            signed,
+            nan_to_max,
+            mode,
+        } => {
+            let (r, fl) = convert::ftoi(*from, arg(0), *to, *signed, *nan_to_max, mode);
+            return put(out, r, fl, mode);
+        }
+        IToF { to, signed, mode } => {
+            let Some(from) = ty0 else { return false };
+            let (r, fl) = convert::itof(*to, *signed, from, arg(0), mode);
+            return put(out, r, fl, mode);
+        }
+        _ => return false,
+    }
+    true
+}
