@@ -18,6 +18,7 @@ pub mod kernel;
 pub mod memory;
 pub mod semantics;
 pub mod signature;
+pub mod text;
 pub mod types;
 pub mod verify;
 
