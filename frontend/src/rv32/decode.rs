@@ -78,7 +78,7 @@ impl Word {
             | (self.bits(25, 6) << 5) as i32
             | (self.bits(8, 4) << 1) as i32
     }
-    /// U-type immediate, bits [31:12] in place.
+    /// U-type immediate, bits \[31:12\] in place.
     fn imm_u(self) -> u32 {
         self.0 & 0xFFFF_F000
     }
@@ -308,7 +308,7 @@ fn rounding_mode(w: Word) -> Result<RoundingMode, DecodeErrorKind> {
 }
 
 fn decode_fma(w: Word) -> Decoded {
-    // fmt field [26:25]: only 00 (single) exists without D/Q/Zfh.
+    // fmt field \[26:25\]: only 00 (single) exists without D/Q/Zfh.
     if w.bits(25, 2) != 0 {
         return Err(invalid("fused multiply-add (only .s)"));
     }

@@ -19,7 +19,7 @@ pub enum DecodeErrorKind {
     /// Low two bits ≠ 0b11: a 16-bit instruction (the device has no C extension).
     #[error("compressed (16-bit) encoding; the device has no C extension")]
     Compressed,
-    /// 48-bit or longer encodings (bits [4:2] = 0b111).
+    /// 48-bit or longer encodings (bits \[4:2\] = 0b111).
     #[error("encoding longer than 32 bits")]
     LongEncoding,
     /// Major opcode not implemented (A, D, Q, V, custom-0..3 ...).

@@ -137,7 +137,7 @@ impl Csr {
         }
     }
 
-    /// CSR numbers with bits [11:10] = 0b11 are read-only by the privileged spec.
+    /// CSR numbers with bits \[11:10\] = 0b11 are read-only by the privileged spec.
     pub fn is_read_only(self) -> bool {
         self.number() >> 10 == 0b11
     }
@@ -303,13 +303,13 @@ pub enum FpCmpOp {
 /// Low-precision formats of the device's custom conversions (datasheet §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LpFormat {
-    /// bfloat16 (1/8/7), in bits [15:0].
+    /// bfloat16 (1/8/7), in bits \[15:0\].
     Bf16,
-    /// OCP E4M3FN (1/4/3, no Inf, max 448), in bits [7:0].
+    /// OCP E4M3FN (1/4/3, no Inf, max 448), in bits \[7:0\].
     E4m3,
-    /// OCP E5M2 (1/5/2, IEEE-like), in bits [7:0].
+    /// OCP E5M2 (1/5/2, IEEE-like), in bits \[7:0\].
     E5m2,
-    /// OCP FP4 E2M1 (1/2/1, max 6), in bits [3:0].
+    /// OCP FP4 E2M1 (1/2/1, max 6), in bits \[3:0\].
     E2m1,
 }
 
@@ -338,12 +338,12 @@ pub enum LpDirection {
 /// One decoded instruction. Offsets are relative to the instruction's own pc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Instr {
-    /// rd = imm (imm already holds bits [31:12], low 12 bits zero).
+    /// rd = imm (imm already holds bits \[31:12\], low 12 bits zero).
     Lui {
         rd: XReg,
         imm: u32,
     },
-    /// rd = pc + imm (imm already holds bits [31:12]).
+    /// rd = pc + imm (imm already holds bits \[31:12\]).
     Auipc {
         rd: XReg,
         imm: u32,

@@ -14,13 +14,13 @@
 //!
 //! | funct7 | rs2 | mnemonic | operation |
 //! |---|---|---|---|
-//! | 0x22 | 0 | `fcvt.s.bf16 fd,fs1` | bf16 in fs1[15:0] → f32 |
+//! | 0x22 | 0 | `fcvt.s.bf16 fd,fs1` | bf16 in fs1\[15:0\] → f32 |
 //! | 0x22 | 1 | `fcvt.bf16.s fd,fs1` | f32 → bf16, zero-extended |
-//! | 0x24 | 0 | `fcvt.s.e4m3 fd,fs1` | E4M3 in fs1[7:0] → f32 |
+//! | 0x24 | 0 | `fcvt.s.e4m3 fd,fs1` | E4M3 in fs1\[7:0\] → f32 |
 //! | 0x24 | 1 | `fcvt.e4m3.s fd,fs1` | f32 → E4M3 (saturating) |
-//! | 0x24 | 2 | `fcvt.s.e5m2 fd,fs1` | E5M2 in fs1[7:0] → f32 |
+//! | 0x24 | 2 | `fcvt.s.e5m2 fd,fs1` | E5M2 in fs1\[7:0\] → f32 |
 //! | 0x24 | 3 | `fcvt.e5m2.s fd,fs1` | f32 → E5M2 (saturating) |
-//! | 0x26 | 0 | `fcvt.s.e2m1 fd,fs1` | E2M1 in fs1[3:0] → f32 |
+//! | 0x26 | 0 | `fcvt.s.e2m1 fd,fs1` | E2M1 in fs1\[3:0\] → f32 |
 //! | 0x26 | 1 | `fcvt.e2m1.s fd,fs1` | f32 → E2M1 (saturating) |
 //!
 //! The device ignores their rm field; a non-zero field is still shown as a trailing
