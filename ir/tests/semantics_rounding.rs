@@ -1,0 +1,459 @@
+//! Correct rounding in all five directions with exact flags, checked against hand
+//! computed cases and against independent oracles built from host IEEE arithmetic.
+
+use wavejit_ir::semantics::arith::{
+    fbinary, fbinary_f32, fbinary_f64, fma_f32, fma_f64, funary_f32,
+};
+use wavejit_ir::semantics::format::Fmt;
+use wavejit_ir::{FBinOp, FUnOp, FloatMode, Round};
+
+const NV: u32 = 0x10;
+const DZ: u32 = 0x08;
+const OF: u32 = 0x04;
+const UF: u32 = 0x02;
+const NX: u32 = 0x01;
+
+fn mode(round: Round) -> FloatMode {
+    FloatMode {
+        round,
+        flags: true,
+        ..FloatMode::IEEE
+    }
+}
+
+fn b32(op: FBinOp, a: u32, b: u32, round: Round) -> (u32, u32) {
+    fbinary_f32(op, a, b, &mode(round))
+}
+
+/// Tiny deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    /// A float pattern biased toward interesting exponents.
+    fn f32(&mut self) -> u32 {
+        let r = self.next();
+        let frac = (r as u32) & 0x007f_ffff;
+        let sign = ((r >> 32) as u32 & 1) << 31;
+        let exp = match (r >> 40) % 8 {
+            0 => 0,
+            1 => 1 + (r >> 48) as u32 % 4,
+            2 => 250 + (r >> 48) as u32 % 5,
+            _ => 100 + (r >> 48) as u32 % 56,
+        };
+        sign | exp << 23 | frac
+    }
+}
+
+/// Rounds the exact value `v` (f64) to f32 in direction `round`, from the host's
+/// RNE `as` cast and neighbour stepping. Returns the bits and whether inexact.
+fn directed_f32(v: f64, round: Round) -> (u32, bool) {
+    let r = v as f32;
+    let rv = f64::from(r);
+    if rv == v {
+        return (r.to_bits(), false);
+    }
+    let out = match round {
+        Round::NearestEven => r,
+        Round::Up => {
+            if rv < v {
+                r.next_up()
+            } else {
+                r
+            }
+        }
+        Round::Down => {
+            if rv > v {
+                r.next_down()
+            } else {
+                r
+            }
+        }
+        Round::TowardZero => {
+            if rv.abs() > v.abs() {
+                if r > 0.0 { r.next_down() } else { r.next_up() }
+            } else {
+                r
+            }
+        }
+        Round::NearestAway => {
+            if r.is_infinite() {
+                r
+            } else {
+                let other = if rv > v { r.next_down() } else { r.next_up() };
+                let tie = (v - rv).abs() == (f64::from(other) - v).abs();
+                if tie && f64::from(other).abs() > rv.abs() {
+                    other
+                } else {
+                    r
+                }
+            }
+        }
+    };
+    (out.to_bits(), true)
+}
+
+#[test]
+fn tie_in_every_direction() {
+    // 1 + 2^-24 is halfway between 1 and 1 + 2^-23.
+    let (one, half_ulp) = (0x3f80_0000, 0x3380_0000);
+    assert_eq!(
+        b32(FBinOp::Add, one, half_ulp, Round::NearestEven),
+        (0x3f80_0000, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, one, half_ulp, Round::NearestAway),
+        (0x3f80_0001, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, one, half_ulp, Round::TowardZero),
+        (0x3f80_0000, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, one, half_ulp, Round::Down),
+        (0x3f80_0000, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, one, half_ulp, Round::Up),
+        (0x3f80_0001, NX)
+    );
+    // Negative: -1 - 2^-24.
+    let (m_one, m_half) = (0xbf80_0000, 0xb380_0000);
+    assert_eq!(
+        b32(FBinOp::Add, m_one, m_half, Round::NearestAway),
+        (0xbf80_0001, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, m_one, m_half, Round::Down),
+        (0xbf80_0001, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, m_one, m_half, Round::Up),
+        (0xbf80_0000, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, m_one, m_half, Round::TowardZero),
+        (0xbf80_0000, NX)
+    );
+}
+
+#[test]
+fn division_in_every_direction() {
+    // 1/3 = 0x3eaaaaaa.aaa..: RNE/RMM/RTZ/Down give ..aaab? No: 0.1010.. below half.
+    let (one, three) = (0x3f80_0000, 0x4040_0000);
+    assert_eq!(
+        b32(FBinOp::Div, one, three, Round::NearestEven),
+        (0x3eaa_aaab, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Div, one, three, Round::NearestAway),
+        (0x3eaa_aaab, NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Div, one, three, Round::TowardZero),
+        (0x3eaa_aaaa, NX)
+    );
+    assert_eq!(b32(FBinOp::Div, one, three, Round::Down), (0x3eaa_aaaa, NX));
+    assert_eq!(b32(FBinOp::Div, one, three, Round::Up), (0x3eaa_aaab, NX));
+    assert_eq!(
+        b32(FBinOp::Div, 0xbf80_0000, three, Round::Down),
+        (0xbeaa_aaab, NX)
+    );
+    assert_eq!(b32(FBinOp::Div, 0x4040_0000, three, Round::Up), (one, 0));
+    assert_eq!(
+        b32(FBinOp::Div, one, 0x8000_0000, Round::Up),
+        (0xff80_0000, DZ)
+    );
+    assert_eq!(b32(FBinOp::Div, 0, 0, Round::Up), (0x7fc0_0000, NV));
+}
+
+#[test]
+fn sqrt_in_every_direction() {
+    let m = |r| funary_f32(FUnOp::Sqrt, 0x4000_0000, &mode(r));
+    // sqrt(2) = 1.41421353816986083984375 (0x3fb504f3) + 0.48 ulp.
+    assert_eq!(m(Round::NearestEven), (0x3fb5_04f3, NX));
+    assert_eq!(m(Round::NearestAway), (0x3fb5_04f3, NX));
+    assert_eq!(m(Round::TowardZero), (0x3fb5_04f3, NX));
+    assert_eq!(m(Round::Down), (0x3fb5_04f3, NX));
+    assert_eq!(m(Round::Up), (0x3fb5_04f4, NX));
+    assert_eq!(
+        funary_f32(FUnOp::Sqrt, 0x4080_0000, &mode(Round::Up)),
+        (0x4000_0000, 0)
+    );
+    assert_eq!(
+        funary_f32(FUnOp::Sqrt, 0x8000_0000, &mode(Round::Up)),
+        (0x8000_0000, 0)
+    );
+    assert_eq!(
+        funary_f32(FUnOp::Sqrt, 0xff80_0000, &mode(Round::Up)),
+        (0x7fc0_0000, NV)
+    );
+    assert_eq!(
+        funary_f32(FUnOp::Sqrt, 0x7f80_0001, &mode(Round::Up)),
+        (0x7fc0_0001, NV)
+    );
+}
+
+#[test]
+fn overflow_in_every_direction() {
+    let max = 0x7f7f_ffff;
+    let two = 0x4000_0000;
+    assert_eq!(
+        b32(FBinOp::Mul, max, two, Round::NearestEven),
+        (0x7f80_0000, OF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Mul, max, two, Round::NearestAway),
+        (0x7f80_0000, OF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Mul, max, two, Round::TowardZero),
+        (max, OF | NX)
+    );
+    assert_eq!(b32(FBinOp::Mul, max, two, Round::Down), (max, OF | NX));
+    assert_eq!(
+        b32(FBinOp::Mul, max, two, Round::Up),
+        (0x7f80_0000, OF | NX)
+    );
+    let nmax = 0xff7f_ffff;
+    assert_eq!(
+        b32(FBinOp::Mul, nmax, two, Round::Down),
+        (0xff80_0000, OF | NX)
+    );
+    assert_eq!(b32(FBinOp::Mul, nmax, two, Round::Up), (nmax, OF | NX));
+    // MAX + half an ulp ties to even = overflow under RNE; RTZ stays MAX without OF.
+    assert_eq!(
+        b32(FBinOp::Add, max, 0x7300_0000, Round::NearestEven),
+        (0x7f80_0000, OF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Add, max, 0x7300_0000, Round::TowardZero),
+        (max, NX)
+    );
+    // Infinity arithmetic is exact.
+    assert_eq!(
+        b32(FBinOp::Add, 0x7f80_0000, max, Round::TowardZero),
+        (0x7f80_0000, 0)
+    );
+}
+
+#[test]
+fn underflow_tininess_after_rounding() {
+    // (1 - 2^-24) * 2^-126: tiny even after rounding to 24 bits; the subnormal
+    // result rounds (tie) up to 2^-126 -> UF|NX with a normal result.
+    assert_eq!(
+        b32(FBinOp::Mul, 0x3f7f_ffff, 0x0080_0000, Round::NearestEven),
+        (0x0080_0000, UF | NX)
+    );
+    // (1 - 2^-46) * 2^-126: rounds to 2^-126 at 24 bits in RNE/Up -> not tiny.
+    let (a, b) = (0x3f7f_fffe, 0x0080_0001);
+    assert_eq!(
+        b32(FBinOp::Mul, a, b, Round::NearestEven),
+        (0x0080_0000, NX)
+    );
+    assert_eq!(b32(FBinOp::Mul, a, b, Round::Up), (0x0080_0000, NX));
+    assert_eq!(b32(FBinOp::Mul, a, b, Round::Down), (0x007f_ffff, UF | NX));
+    assert_eq!(
+        b32(FBinOp::Mul, a, b, Round::TowardZero),
+        (0x007f_ffff, UF | NX)
+    );
+    // Exact subnormal: no UF.
+    assert_eq!(
+        b32(FBinOp::Mul, 0x0080_0000, 0x3f00_0000, Round::NearestEven),
+        (0x0040_0000, 0)
+    );
+    // Smallest subnormal halved: tie to even 0 (RNE), away gives the subnormal.
+    assert_eq!(
+        b32(FBinOp::Mul, 0x0000_0001, 0x3f00_0000, Round::NearestEven),
+        (0, UF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Mul, 0x0000_0001, 0x3f00_0000, Round::NearestAway),
+        (1, UF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Mul, 0x8000_0001, 0x3f00_0000, Round::Down),
+        (0x8000_0001, UF | NX)
+    );
+    assert_eq!(
+        b32(FBinOp::Mul, 0x8000_0001, 0x3f00_0000, Round::Up),
+        (0x8000_0000, UF | NX)
+    );
+}
+
+#[test]
+fn exact_zero_sums_take_the_direction_sign() {
+    let one = 0x3f80_0000;
+    assert_eq!(b32(FBinOp::Sub, one, one, Round::NearestEven), (0, 0));
+    assert_eq!(b32(FBinOp::Sub, one, one, Round::Down), (0x8000_0000, 0));
+    assert_eq!(
+        b32(FBinOp::Add, 0x8000_0000, 0, Round::Down),
+        (0x8000_0000, 0)
+    );
+    assert_eq!(b32(FBinOp::Add, 0x8000_0000, 0, Round::Up), (0, 0));
+    assert_eq!(
+        b32(FBinOp::Add, 0x8000_0000, 0x8000_0000, Round::Up),
+        (0x8000_0000, 0)
+    );
+    let m = mode(Round::Down);
+    assert_eq!(fma_f32(one, one, 0xbf80_0000, &m), (0x8000_0000, 0));
+    assert_eq!(
+        fma_f32(0, one, 0x8000_0000, &mode(Round::NearestEven)),
+        (0, 0)
+    );
+}
+
+#[test]
+fn random_rne_matches_host_f32() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let fast = FloatMode::IEEE;
+    let exact = FloatMode {
+        flags: true,
+        ..FloatMode::IEEE
+    };
+    for _ in 0..200_000 {
+        let (a, b, c) = (rng.f32(), rng.f32(), rng.f32());
+        let (x, y, z) = (f32::from_bits(a), f32::from_bits(b), f32::from_bits(c));
+        for (op, host) in [
+            (FBinOp::Add, x + y),
+            (FBinOp::Sub, x - y),
+            (FBinOp::Mul, x * y),
+            (FBinOp::Div, x / y),
+        ] {
+            let soft = fbinary(Fmt::F32, op, a.into(), b.into(), &exact).0 as u32;
+            assert_eq!(soft, host.to_bits(), "{op:?} {a:#x} {b:#x}");
+            assert_eq!(fbinary_f32(op, a, b, &fast).0, soft);
+        }
+        let soft = funary_f32(FUnOp::Sqrt, a & 0x7fff_ffff, &exact).0;
+        assert_eq!(soft, (x.abs()).sqrt().to_bits(), "sqrt {a:#x}");
+        let soft = fma_f32(a, b, c, &exact).0;
+        assert_eq!(soft, x.mul_add(y, z).to_bits(), "fma {a:#x} {b:#x} {c:#x}");
+        assert_eq!(fma_f32(a, b, c, &fast).0, soft);
+    }
+}
+
+#[test]
+fn random_rne_matches_host_f64() {
+    let mut rng = Rng(0x0fed_cba9_8765_4321);
+    let exact = FloatMode {
+        flags: true,
+        ..FloatMode::IEEE
+    };
+    for _ in 0..100_000 {
+        let gen64 = |rng: &mut Rng| {
+            let r = rng.next();
+            let e = match r % 4 {
+                0 => r >> 52 & 0x7ff,
+                1 => (r >> 52) % 3,
+                _ => 900 + (r >> 52) % 250,
+            };
+            (r & 0x800f_ffff_ffff_ffff) | e << 52
+        };
+        let (a, b, c) = (gen64(&mut rng), gen64(&mut rng), gen64(&mut rng));
+        let (x, y, z) = (f64::from_bits(a), f64::from_bits(b), f64::from_bits(c));
+        for (op, host) in [
+            (FBinOp::Add, x + y),
+            (FBinOp::Sub, x - y),
+            (FBinOp::Mul, x * y),
+            (FBinOp::Div, x / y),
+        ] {
+            if host.is_nan() {
+                continue;
+            }
+            assert_eq!(
+                fbinary_f64(op, a, b, &exact).0,
+                host.to_bits(),
+                "{op:?} {a:#x} {b:#x}"
+            );
+        }
+        let host = x.mul_add(y, z);
+        if !host.is_nan() {
+            assert_eq!(
+                fma_f64(a, b, c, &exact).0,
+                host.to_bits(),
+                "fma {a:#x} {b:#x} {c:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn random_directed_add_mul_match_oracle() {
+    // Products of f32 are exact in f64; sums are exact when exponents are close.
+    let mut rng = Rng(0xdead_beef_cafe_f00d);
+    for _ in 0..100_000 {
+        let (a, b) = (rng.f32(), rng.f32());
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        let exact_mul = f64::from(x) * f64::from(y);
+        let ea = (a >> 23) & 0xff;
+        let eb = (b >> 23) & 0xff;
+        let sum_exact = ea.abs_diff(eb) < 28;
+        let exact_add = f64::from(x) + f64::from(y);
+        for round in Round::ALL {
+            let (r, f) = b32(FBinOp::Mul, a, b, round);
+            let (want, inexact) = directed_f32(exact_mul, round);
+            if want != 0x7fc0_0000 && exact_mul.is_finite() {
+                assert_eq!(r, want, "mul {a:#x} {b:#x} {round:?}");
+                assert_eq!(f & NX != 0, inexact, "mul NX {a:#x} {b:#x} {round:?}");
+            }
+            if sum_exact && exact_add.is_finite() {
+                let (r, f) = b32(FBinOp::Add, a, b, round);
+                let (want, inexact) = directed_f32(exact_add, round);
+                let want = if exact_add == 0.0 && round == Round::Down && x != 0.0 {
+                    0x8000_0000
+                } else {
+                    want
+                };
+                if exact_add != 0.0 || x != 0.0 || y != 0.0 {
+                    assert_eq!(r, want, "add {a:#x} {b:#x} {round:?}");
+                }
+                assert_eq!(f & NX != 0, inexact, "add NX {a:#x} {b:#x} {round:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_directed_div_sqrt_fma_match_residual_oracle() {
+    // In the normal range the sign of the exact residual (computed with host fma)
+    // tells which neighbour each direction picks.
+    let mut rng = Rng(0x5555_aaaa_1234_4321);
+    let pick = |rne: f32, residual_sign: f64, round: Round| -> u32 {
+        // residual_sign > 0: exact > rne.
+        let r = match round {
+            Round::Up if residual_sign > 0.0 => rne.next_up(),
+            Round::Down if residual_sign < 0.0 => rne.next_down(),
+            Round::TowardZero if residual_sign != 0.0 && (residual_sign > 0.0) != (rne > 0.0) => {
+                if rne > 0.0 {
+                    rne.next_down()
+                } else {
+                    rne.next_up()
+                }
+            }
+            _ => rne,
+        };
+        r.to_bits()
+    };
+    for _ in 0..100_000 {
+        let a = (rng.next() as u32 & 0x807f_ffff) | (110 + (rng.next() % 30) as u32) << 23;
+        let b = (rng.next() as u32 & 0x807f_ffff) | (110 + (rng.next() % 30) as u32) << 23;
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        let q = x / y;
+        let rem = f64::from(-q).mul_add(f64::from(y), f64::from(x)); // exact in f64
+        let sign_q = rem * f64::from(y).signum();
+        let s = x.abs().sqrt();
+        let rs = f64::from(-s).mul_add(f64::from(s), f64::from(x.abs()));
+        for round in [Round::TowardZero, Round::Down, Round::Up] {
+            let (r, f) = b32(FBinOp::Div, a, b, round);
+            assert_eq!(r, pick(q, sign_q, round), "div {a:#x} {b:#x} {round:?}");
+            assert_eq!(f, if rem != 0.0 { NX } else { 0 });
+            let (r, f) = funary_f32(FUnOp::Sqrt, a & 0x7fff_ffff, &mode(round));
+            assert_eq!(r, pick(s, rs, round), "sqrt {a:#x} {round:?}");
+            assert_eq!(f, if rs != 0.0 { NX } else { 0 });
+        }
+    }
+}
