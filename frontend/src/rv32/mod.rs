@@ -7,7 +7,8 @@
 //! (funct7 0x22/0x24/0x26, rs2 selects bf16/e4m3/e5m2/e2m1 ↔ f32). There is no C
 //! extension: every instruction is one aligned little-endian 32-bit word.
 //!
-//! Modules: `instr` (typed [`Instr`] for the lifter), `decode`, `disasm`
+//! Modules: `instr` (typed [`Instr`] for the lifter), `decode`, `encode` (its
+//! inverse, for building test kernels), `disasm`
 //! (objdump text, verified against binutils 2.40 by `tests/rv32_objdump.rs`), `elf`.
 //!
 //! Custom conversion mnemonics (objdump itself prints these words as `.4byte`):
@@ -30,12 +31,14 @@
 mod decode;
 mod disasm;
 mod elf;
+mod encode;
 mod error;
 mod instr;
 
 pub use decode::decode;
 pub use disasm::{DisasmOptions, Disassembler};
 pub use elf::{ElfError, LoadedImage, Segment, SegmentFlags, is_elf, load_elf, load_image};
+pub use encode::{EncodeError, encode};
 pub use error::{DecodeError, DecodeErrorKind};
 pub use instr::{
     AluImmOp, AluOp, BranchCond, Csr, CsrOp, CsrSrc, FReg, FenceSet, FmaOp, FpArithOp, FpCmpOp,
@@ -98,6 +101,16 @@ pub fn disasm_listing(bytes: &[u8], base: u32, opts: DisasmOptions) -> Vec<(u32,
             (pc, text)
         })
         .collect()
+}
+
+/// Encodes a sequence of instructions as a little-endian code buffer (the inverse of
+/// [`disasm_program`]'s input), e.g. to build test kernels without an assembler.
+pub fn encode_program(program: &[Instr]) -> Result<Vec<u8>, EncodeError> {
+    let mut bytes = Vec::with_capacity(program.len() * 4);
+    for instr in program {
+        bytes.extend_from_slice(&encode(instr)?.to_le_bytes());
+    }
+    Ok(bytes)
 }
 
 /// Splits a buffer into (pc, word) pairs; a trailing partial word is an error.
