@@ -30,7 +30,14 @@ fn arity(args: &[Type], n: usize) -> Result<(), SignatureError> {
     }
 }
 
-fn want(args: &[Type], index: usize, ok: bool, expected: &str) -> Result<(), SignatureError> {
+/// `expected` is only rendered on failure (callers pass `format_args!`), so
+/// well-typed instructions cost no allocation here.
+fn want(
+    args: &[Type],
+    index: usize,
+    ok: bool,
+    expected: impl std::fmt::Display,
+) -> Result<(), SignatureError> {
     if ok {
         Ok(())
     } else {
@@ -51,7 +58,7 @@ fn same_as_first(args: &[Type], index: usize) -> Result<(), SignatureError> {
         args,
         index,
         args[index] == args[0],
-        &format!("{} (same as argument 0)", args[0]),
+        format_args!("{} (same as argument 0)", args[0]),
     )
 }
 
@@ -129,7 +136,7 @@ impl InstKind {
                     args,
                     2,
                     args[2] == args[1],
-                    &format!("{} (same as argument 1)", args[1]),
+                    format_args!("{} (same as argument 1)", args[1]),
                 )?;
                 Ok(vec![args[1]])
             }
@@ -148,7 +155,7 @@ impl InstKind {
                             && *to != Type::I1
                     }
                 };
-                want(args, 0, ok, &format!("a type that can {op:?} to {to}"))?;
+                want(args, 0, ok, format_args!("a type that can {op:?} to {to}"))?;
                 Ok(vec![*to])
             }
             BitExtract { .. } => {
