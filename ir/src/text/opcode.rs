@@ -83,7 +83,7 @@ impl<'a> Segments<'a> {
                 }
             }
             None => Err(self.end.error(format!(
-                "`{}` needs {what} after it (`.{}`)",
+                "`{}` is missing its {what} (e.g. `.{}`)",
                 self.word,
                 what_example(what)
             ))),
@@ -130,6 +130,7 @@ fn what_example(what: &str) -> &'static str {
         "reduction operator" => "add",
         "shuffle kind" => "xor",
         "scan kind" => "incl",
+        "memory width" => "s8",
         _ => "..",
     }
 }
