@@ -933,3 +933,155 @@ fn verify_reports_the_first_of_several_errors() {
         }
     );
 }
+
+#[test]
+fn instruction_placed_twice_in_one_block() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    b.iconst(Type::I32, 1);
+    b.exit();
+    k.blocks[entry].insts.push(Inst::from_u32(0));
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, inst0 (v0 = Const { ty: I32, bits: 1 }): \
+         instruction is already placed in block0"
+    );
+}
+
+#[test]
+fn result_value_shared_by_two_instructions() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let a = b.iconst(Type::I32, 1);
+    let first = b.ins(InstKind::IUnary(IUnOp::Neg), &[a]);
+    b.ins(InstKind::IUnary(IUnOp::Abs), &[a]);
+    b.exit();
+    k.insts[Inst::from_u32(2)].results[0] = first;
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, inst2 (v1 = IUnary(Abs) v0): \
+         result 0 (v1) is already defined as result 0 of inst1"
+    );
+}
+
+#[test]
+fn block_parameter_def_does_not_point_back() {
+    let (mut k, entry) = with_entry("k");
+    let next = k.add_block();
+    let p = k.add_block_param(next, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 1);
+    b.jump(next, &[x]);
+    b.switch_to(next);
+    b.exit();
+    k.values[p].def = ValueDef::Param {
+        block: next,
+        index: 3,
+    };
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block1: parameter 0 (v0) records its definition as parameter 3 of block1"
+    );
+}
+
+#[test]
+fn canonical_nan_of_e5m2_infinity() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fcvt {
+            from: FloatFormat::F32,
+            to: FloatFormat::E5m2,
+            mode: float_mode_nan(0x7c),
+        },
+        &[x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "canonical NaN 0x7c is not a NaN of e5m2"
+    );
+}
+
+#[test]
+fn canonical_nan_wider_than_bf16() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::Fcvt {
+            from: FloatFormat::F32,
+            to: FloatFormat::Bf16,
+            mode: float_mode_nan(0x1_7fc0),
+        },
+        &[x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].rule.to_string(),
+        "canonical NaN 0x17fc0 does not fit bf16"
+    );
+}
+
+#[test]
+fn canonical_nan_on_float_to_int() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.f32const(1.0);
+    b.ins(
+        InstKind::FToI {
+            from: FloatFormat::F32,
+            to: Type::I32,
+            signed: true,
+            nan_to_max: false,
+            mode: float_mode_nan(0x7fc0_0000),
+        },
+        &[x],
+    );
+    b.exit();
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].rule, Rule::CanonicalWithoutFloatResult);
+}
+
+#[test]
+fn table_default_target_does_not_exist() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let i = b.iconst(Type::I32, 0);
+    b.kernel.set_terminator(
+        entry,
+        Terminator::Table {
+            index: i,
+            targets: vec![BlockCall::new(entry, &[])],
+            default: BlockCall::new(Block::from_u32(4), &[]),
+        },
+    );
+    let errors = verify_all(&k);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].to_string(),
+        "kernel `k`, block0, terminator: target block4 does not exist"
+    );
+}
+
+#[test]
+fn arguments_passed_to_the_entry_block() {
+    let (mut k, entry) = with_entry("k");
+    let mut b = Builder::new(&mut k, entry);
+    let x = b.iconst(Type::I32, 0);
+    b.jump(entry, &[x]);
+    assert_eq!(
+        first_error(&k),
+        "kernel `k`, block0, terminator: call to block0 passes 1 arguments, block0 has 0 parameters"
+    );
+}
