@@ -1,7 +1,8 @@
 //! The IR verifier: checks that a kernel is well formed before any engine runs
 //! it. Lifters call it on every kernel, so it runs in time linear in the kernel
-//! size (plus the near-linear Cooper-Harvey-Kennedy dominator computation) and
-//! allocates only on errors, apart from a few per-kernel tables.
+//! size (plus the near-linear Cooper-Harvey-Kennedy dominator computation);
+//! besides a few per-kernel tables and the result-type list each `signature`
+//! call returns, it allocates only to describe errors.
 //!
 //! Rules, in the order they are checked (each has its own [`Rule`] variant):
 //!
@@ -41,6 +42,9 @@
 //!   model defines it per lane.
 //! - Values in the arena that no block defines are allowed as long as nothing
 //!   uses them (optimizations may leave dead entries behind).
+//! - Errors name the instruction by handle plus a short local rendering
+//!   (`v12 = IBinary(Add) v3, v4`: kind by `Debug`), independent of the text
+//!   printer so the verifier never depends on it.
 
 mod error;
 mod inst_rules;
