@@ -7,8 +7,9 @@
 //! (funct7 0x22/0x24/0x26, rs2 selects bf16/e4m3/e5m2/e2m1 ↔ f32). There is no C
 //! extension: every instruction is one aligned little-endian 32-bit word.
 //!
-//! Modules: `instr` (typed [`Instr`] for the lifter), `decode`, `encode` (its
-//! inverse, for building test kernels), `disasm`
+//! Modules: `instr` (typed [`Instr`] for the lifter), `effects` (register, CSR and
+//! FP-environment effects per instruction), `decode`, `encode` (its inverse, for
+//! building test kernels), `disasm`
 //! (objdump text, verified against binutils 2.40 by `tests/rv32_objdump.rs`), `elf`.
 //!
 //! Custom conversion mnemonics (objdump itself prints these words as `.4byte`):
@@ -30,6 +31,7 @@
 
 mod decode;
 mod disasm;
+mod effects;
 mod elf;
 mod encode;
 mod error;
@@ -37,6 +39,7 @@ mod instr;
 
 pub use decode::decode;
 pub use disasm::{DisasmOptions, Disassembler};
+pub use effects::{CsrAccess, RegEffects};
 pub use elf::{ElfError, LoadedImage, Segment, SegmentFlags, is_elf, load_elf, load_image};
 pub use encode::{EncodeError, encode};
 pub use error::{DecodeError, DecodeErrorKind};
