@@ -191,6 +191,10 @@ fn quiet_nan(f: FloatFormat) -> Option<u64> {
 
 struct Gen {
     rng: Rng,
+    /// Also produce what the signature accepts but the verifier rejects
+    /// (canonical NaNs of any bits anywhere, `flags` on `fclass`, zero memory sizes):
+    /// the text form must carry those too.
+    loose: bool,
 }
 
 impl Gen {
@@ -208,6 +212,7 @@ impl Gen {
         let denorm_in = denorm(r);
         let denorm_out = denorm(r);
         let nan = match nan_format.and_then(quiet_nan) {
+            _ if self.loose && r.chance(30) => NanMode::Canonical(r.next() >> r.below(64)),
             Some(bits) if r.chance(30) => NanMode::Canonical(bits),
             _ => NanMode::Propagate,
         };
@@ -217,7 +222,7 @@ impl Gen {
             nan,
             round: r.pick(&Round::ALL),
             sat: r.chance(20),
-            flags: flags_ok && r.chance(20),
+            flags: (flags_ok || self.loose) && r.chance(20),
         }
     }
 
@@ -549,8 +554,11 @@ fn call(g: &mut Gen, b: &mut Builder<'_>, pool: &mut Pool, target: Block) -> Blo
     BlockCall::new(target, &args)
 }
 
-fn random_kernel(seed: u64) -> Kernel {
-    let mut g = Gen { rng: Rng(seed) };
+fn random_kernel(seed: u64, loose: bool) -> Kernel {
+    let mut g = Gen {
+        rng: Rng(seed),
+        loose,
+    };
     let names = [
         "k",
         "saxpy",
@@ -561,8 +569,9 @@ fn random_kernel(seed: u64) -> Kernel {
         "tab\there",
     ];
     let mut k = Kernel::new(g.rng.pick(&names));
-    k.shared_size = 16 + g.rng.below(4096) as u32;
-    k.private_size = 8 + g.rng.below(256) as u32;
+    let min_size = if loose { 0 } else { 1 };
+    k.shared_size = min_size.max(g.rng.below(4096) as u32);
+    k.private_size = min_size.max(g.rng.below(256) as u32);
     let nblocks = 1 + g.rng.below(5);
     let blocks: Vec<Block> = (0..nblocks).map(|_| k.add_block()).collect();
     // Fill blocks in a shuffled order so the value arena is not in layout order.
@@ -652,7 +661,7 @@ fn random_kernels_round_trip() {
     let mut terms = HashSet::new();
     let mut insts = 0;
     for seed in 0..600u64 {
-        let k = random_kernel(seed);
+        let k = random_kernel(seed, false);
         if let Err(e) = verify(&k) {
             panic!(
                 "seed {seed}: generator built an invalid kernel: {e}\n{}",
@@ -698,7 +707,28 @@ fn random_kernels_round_trip() {
 #[test]
 fn canonicalize_is_idempotent() {
     for seed in 1000..1100u64 {
-        let once = canonicalize(&random_kernel(seed));
+        let once = canonicalize(&random_kernel(seed, seed % 2 == 0));
         assert!(canonicalize(&once) == once, "seed {seed}");
     }
+}
+
+/// Kernels the verifier would reject for attribute reasons still round-trip:
+/// the text form is lossless for everything the signature accepts.
+#[test]
+fn loose_attributes_round_trip() {
+    let mut rejected_by_verifier = 0;
+    for seed in 5000..5300u64 {
+        let k = random_kernel(seed, true);
+        if verify(&k).is_err() {
+            rejected_by_verifier += 1;
+        }
+        let text = print(&k);
+        let parsed = parse(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        assert_eq!(print(&parsed), text, "seed {seed}");
+        assert!(parsed == canonicalize(&k), "seed {seed}");
+    }
+    assert!(
+        rejected_by_verifier > 30,
+        "only {rejected_by_verifier} loose kernels were outside the verifier's rules"
+    );
 }
