@@ -289,3 +289,129 @@ fn flags_result_slot() {
         &mut short
     ));
 }
+
+/// Patterns that exercise every rule: zeros, subnormals, normals, infinities,
+/// quiet and signaling NaNs with payloads, both signs.
+fn edge_patterns() -> Vec<u32> {
+    let mut v = vec![
+        0x0000_0000,
+        0x0000_0001,
+        0x007f_ffff,
+        0x0080_0000,
+        0x3f00_0000,
+        0x3f80_0000,
+        0x3f80_0001,
+        0x4000_0000,
+        0x4040_0000,
+        0x7f7f_ffff,
+        0x7f80_0000,
+        0x7f80_0001,
+        0x7fa0_0000,
+        0x7fc0_0000,
+        0x7fc0_1234,
+        0x3380_0000,
+        0x0040_0000,
+        0x1f80_0000,
+    ];
+    let neg: Vec<u32> = v.iter().map(|x| x | 0x8000_0000).collect();
+    v.extend(neg);
+    v
+}
+
+#[test]
+fn fast_path_equals_exact_path_under_every_rule_set() {
+    // `flags: false` with RNE takes the host fast path; `flags: true` the exact one.
+    let modes = [
+        FloatMode::IEEE,
+        FTZ,
+        A630,
+        SAT,
+        FloatMode {
+            nan: NanMode::Canonical(0x7fff_ffff),
+            sat: true,
+            ..FTZ
+        },
+    ];
+    let pats = edge_patterns();
+    for mode in modes {
+        let slow = FloatMode {
+            flags: true,
+            ..mode
+        };
+        for &a in &pats {
+            for &b in &pats {
+                for op in [
+                    FBinOp::Add,
+                    FBinOp::Sub,
+                    FBinOp::Mul,
+                    FBinOp::Div,
+                    FBinOp::Min,
+                    FBinOp::Max,
+                    FBinOp::Copysign,
+                ] {
+                    assert_eq!(
+                        fbinary_f32(op, a, b, &mode).0,
+                        fbinary_f32(op, a, b, &slow).0,
+                        "{op:?} {a:#x} {b:#x} {mode:?}"
+                    );
+                }
+                for &c in &pats[..12] {
+                    assert_eq!(
+                        fma_f32(a, b, c, &mode).0,
+                        fma_f32(a, b, c, &slow).0,
+                        "fma {a:#x} {b:#x} {c:#x}"
+                    );
+                }
+            }
+            assert_eq!(
+                funary_f32(FUnOp::Sqrt, a, &mode).0,
+                funary_f32(FUnOp::Sqrt, a, &slow).0,
+                "sqrt {a:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn f64_rules_match_f32_rules_in_shape() {
+    use wavejit_ir::semantics::arith::fbinary_f64;
+    let canon = FloatMode {
+        nan: NanMode::Canonical(0x7ff8_0000_0000_0000),
+        ..FTZ
+    };
+    // Subnormal inputs flushed keeping sign, NaN canonical, in f64.
+    assert_eq!(
+        fbinary_f64(FBinOp::Add, 1, 0x8000_0000_0000_0000, &canon).0,
+        0
+    );
+    assert_eq!(
+        fbinary_f64(
+            FBinOp::Add,
+            0x8000_0000_0000_0001,
+            0x8000_0000_0000_0000,
+            &canon
+        )
+        .0,
+        0x8000_0000_0000_0000
+    );
+    assert_eq!(
+        fbinary_f64(
+            FBinOp::Sub,
+            0x3ff0_0000_0000_0000,
+            0xfff0_0000_0000_0001,
+            &canon
+        )
+        .0,
+        0x7ff8_0000_0000_0000
+    );
+    assert_eq!(
+        fbinary_f64(
+            FBinOp::Add,
+            0x7ff0_0000_0000_0000,
+            0xfff0_0000_0000_0000,
+            &FloatMode::IEEE
+        )
+        .0,
+        0x7ff8_0000_0000_0000
+    );
+}
