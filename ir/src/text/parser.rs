@@ -47,12 +47,16 @@ fn describe(tok: &Tok) -> String {
 const TERMINATORS: [&str; 4] = ["jump", "br", "table", "exit"];
 
 impl Parser {
-    pub fn new(toks: Vec<Token>) -> Parser {
+    pub fn new(mut toks: Vec<Token>) -> Parser {
+        if toks.last().is_none_or(|t| t.tok != Tok::Eof) {
+            let pos = toks.last().map_or(Pos { line: 1, col: 1 }, |t| t.pos);
+            toks.push(Token { tok: Tok::Eof, pos });
+        }
         Parser { toks, at: 0 }
     }
 
     fn peek(&self) -> &Token {
-        // The lexer always ends the list with Eof and `bump` never passes it.
+        // `new` guarantees a final Eof and `bump` never moves past it.
         &self.toks[self.at.min(self.toks.len() - 1)]
     }
 
@@ -311,7 +315,7 @@ impl Parser {
         match opcode.imm {
             Immediate::None => {}
             Immediate::Const(ty) => {
-                let (w, p) = self.word(&format!("a {ty} constant"))?;
+                let (w, p) = self.word(&format!("a constant of type {ty}"))?;
                 let bits = parse_const(ty, &w).map_err(|m| p.error(m))?;
                 kind = InstKind::Const { ty, bits };
             }
