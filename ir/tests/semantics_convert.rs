@@ -545,3 +545,28 @@ fn int_to_float_rounding() {
         }
     }
 }
+
+#[test]
+fn rne_fast_paths_equal_exact_conversions() {
+    use wavejit_ir::semantics::convert::{f32_to_bf16_rne, f32_to_f16_rne};
+    // A dense stride over all f32 patterns plus every f16/bf16 boundary.
+    let mut inputs: Vec<u32> = (0..=u32::MAX).step_by(997).collect();
+    let values: Vec<f32> = (0..0x7c01u16).map(|h| f16::from_bits(h).to_f32()).collect();
+    inputs.extend(probes(&values));
+    let values: Vec<f32> = (0..0x7f81u16)
+        .map(|h| bf16::from_bits(h).to_f32())
+        .collect();
+    inputs.extend(probes(&values));
+    for x in inputs {
+        assert_eq!(
+            f32_to_f16_rne(x),
+            f32_to_f16(x, Round::NearestEven).0,
+            "f16 {x:#010x}"
+        );
+        assert_eq!(
+            f32_to_bf16_rne(x),
+            f32_to_bf16(x, Round::NearestEven, false).0,
+            "bf16 {x:#010x}"
+        );
+    }
+}

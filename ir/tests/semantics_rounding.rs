@@ -418,7 +418,7 @@ fn random_directed_add_mul_match_oracle() {
 }
 
 #[test]
-fn random_directed_div_sqrt_fma_match_residual_oracle() {
+fn random_directed_div_sqrt_match_residual_oracle() {
     // In the normal range the sign of the exact residual (computed with host fma)
     // tells which neighbour each direction picks.
     let mut rng = Rng(0x5555_aaaa_1234_4321);
@@ -456,4 +456,105 @@ fn random_directed_div_sqrt_fma_match_residual_oracle() {
             assert_eq!(f, if rs != 0.0 { NX } else { 0 });
         }
     }
+}
+
+/// Rounds `hi + lo` (an exact unevaluated f64 sum, |lo| <= ulp(hi)/2) to f64 in
+/// direction `round`, given that `hi` is the RNE result.
+fn directed_f64(hi: f64, lo: f64, round: Round) -> u64 {
+    let r = match round {
+        Round::NearestEven | Round::NearestAway => hi,
+        Round::Up if lo > 0.0 => hi.next_up(),
+        Round::Down if lo < 0.0 => hi.next_down(),
+        Round::TowardZero if lo != 0.0 && (lo > 0.0) != (hi > 0.0) => {
+            if hi > 0.0 {
+                hi.next_down()
+            } else {
+                hi.next_up()
+            }
+        }
+        _ => hi,
+    };
+    r.to_bits()
+}
+
+#[test]
+fn random_directed_f64_match_error_free_transformations() {
+    // Normal-range operands and results: TwoSum gives the exact error of a sum,
+    // fma the exact error of a product, quotient and root.
+    let mut rng = Rng(0x7777_1111_3333_9999);
+    for _ in 0..50_000 {
+        let gen64 =
+            |rng: &mut Rng| (rng.next() & 0x800f_ffff_ffff_ffff) | (900 + rng.next() % 200) << 52;
+        let (a, b) = (gen64(&mut rng), gen64(&mut rng));
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        let s = x + y;
+        let bb = s - x;
+        let err_s = (x - (s - bb)) + (y - bb);
+        let p = x * y;
+        let err_p = x.mul_add(y, -p);
+        let q = x / y;
+        let rem_q = (-q).mul_add(y, x) * y.signum();
+        let r = x.abs().sqrt();
+        let rem_r = (-r).mul_add(r, x.abs());
+        for round in [Round::TowardZero, Round::Down, Round::Up] {
+            let m = mode(round);
+            let sign_of = |v: f64| if v == 0.0 { 0.0 } else { v.signum() };
+            assert_eq!(
+                fbinary_f64(FBinOp::Add, a, b, &m).0,
+                directed_f64(s, err_s, round),
+                "add {a:#x} {b:#x} {round:?}"
+            );
+            assert_eq!(
+                fbinary_f64(FBinOp::Mul, a, b, &m).0,
+                directed_f64(p, err_p, round),
+                "mul {a:#x} {b:#x} {round:?}"
+            );
+            assert_eq!(
+                fbinary_f64(FBinOp::Div, a, b, &m).0,
+                directed_f64(q, sign_of(rem_q), round),
+                "div {a:#x} {b:#x} {round:?}"
+            );
+            let sq = wavejit_ir::semantics::arith::funary_f64(FUnOp::Sqrt, a & !(1 << 63), &m);
+            assert_eq!(
+                sq.0,
+                directed_f64(r, sign_of(rem_r), round),
+                "sqrt {a:#x} {round:?}"
+            );
+            assert_eq!(sq.1, if rem_r != 0.0 { NX } else { 0 });
+        }
+        assert_eq!(
+            wavejit_ir::semantics::arith::funary_f64(FUnOp::Sqrt, a & !(1 << 63), &FloatMode::IEEE)
+                .0,
+            r.to_bits()
+        );
+    }
+}
+
+#[test]
+fn random_directed_f32_fma_when_exact_in_f64() {
+    let mut rng = Rng(0x4242_4242_0000_ffff);
+    let mut checked = 0;
+    for _ in 0..100_000 {
+        let (a, b, c) = (rng.f32(), rng.f32(), rng.f32());
+        let (x, y, z) = (
+            f64::from(f32::from_bits(a)),
+            f64::from(f32::from_bits(b)),
+            f64::from(f32::from_bits(c)),
+        );
+        let p = x * y;
+        let s = p + z;
+        let bb = s - p;
+        let exact = (p - (s - bb)) + (z - bb) == 0.0;
+        if !exact || !s.is_finite() || s == 0.0 {
+            continue;
+        }
+        for round in Round::ALL {
+            let (r, f) = fma_f32(a, b, c, &mode(round));
+            let (want, inexact) = directed_f32(s, round);
+            assert_eq!(r, want, "fma {a:#x} {b:#x} {c:#x} {round:?}");
+            assert_eq!(f & NX != 0, inexact);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
 }

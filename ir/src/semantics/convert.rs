@@ -185,10 +185,43 @@ pub fn f16_to_f32(h: u16) -> (u32, u32) {
     (f16_to_f32_bits(h), nv)
 }
 
-/// f32 -> f16 round to nearest even, no flags.
+/// f32 -> f16 round to nearest even, no flags (bit-level fast path; equal to
+/// `f32_to_f16(x, Round::NearestEven).0`, tested).
 #[inline]
 pub fn f32_to_f16_rne(x: u32) -> u16 {
-    f32_to_f16(x, Round::NearestEven).0
+    let sign = ((x >> 16) & 0x8000) as u16;
+    let a = x & 0x7fff_ffff;
+    let rne = |m: u32, shift: u32| {
+        let half = 1u32 << (shift - 1);
+        let rem = m & ((1u32 << shift) - 1);
+        let q = m >> shift;
+        q + u32::from(rem > half || (rem == half && q & 1 == 1))
+    };
+    let mag = if a > 0x7f80_0000 {
+        0x7e00 | ((a >> 13) & 0x3ff)
+    } else if a >= 0x4780_0000 {
+        0x7c00
+    } else if a >= 0x3880_0000 {
+        // Normal: rebias the exponent by 112; a carry may reach infinity.
+        rne(a - 0x3800_0000, 13)
+    } else if a > 0x3300_0000 {
+        // Subnormal result: value = m * 2^(e - 150), in units of 2^-24.
+        let m = (a & 0x007f_ffff) | 0x0080_0000;
+        rne(m, 126 - (a >> 23))
+    } else {
+        0
+    };
+    sign | mag as u16
+}
+
+/// f32 -> bf16 round to nearest even, no flags (bit-level fast path; equal to
+/// `f32_to_bf16(x, Round::NearestEven, false).0`, tested).
+#[inline]
+pub fn f32_to_bf16_rne(x: u32) -> u16 {
+    if x & 0x7fff_ffff > 0x7f80_0000 {
+        return ((x >> 16) | 0x0040) as u16;
+    }
+    ((x + 0x7fff + ((x >> 16) & 1)) >> 16) as u16
 }
 
 /// f32 -> f16 with `round`: (bits, flags).
