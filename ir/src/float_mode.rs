@@ -13,8 +13,9 @@ pub enum Denorm {
 /// What NaN a NaN result becomes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum NanMode {
-    /// The host's IEEE propagation (first NaN operand quieted; fresh NaNs are the
-    /// format's default quiet NaN with the sign clear).
+    /// IEEE propagation as wavejit defines it, independent of the host (first NaN
+    /// operand quieted; fresh NaNs are the format's default quiet NaN with the sign
+    /// clear). Exact rule: `semantics::nan`.
     #[default]
     Propagate,
     /// Every NaN result is exactly this bit pattern (in the result's format width),

@@ -346,9 +346,12 @@ pub enum InstKind {
     /// `(a) -> to`
     Cast { op: CastOp, to: Type },
     /// `(value, offset: i32, width: i32) -> T`: extract `width` bits at `offset`
-    /// (both masked to the type's range; width 0 gives 0), sign-extended if `signed`.
+    /// (offset modulo the type's width, width read unsigned and clamped to it, the
+    /// field ending at the top of the value; width 0 gives 0), sign-extended from the
+    /// field's top bit if `signed`. Exact rule: `semantics::int::bit_extract`.
     BitExtract { signed: bool },
-    /// `(base, insert, offset: i32, width: i32) -> T`: replace `width` bits of `base` at `offset`.
+    /// `(base, insert, offset: i32, width: i32) -> T`: replace `width` bits of `base` at `offset`
+    /// (same field rule as `BitExtract`; `semantics::int::bit_insert`).
     BitInsert,
     /// `(a, b) -> T (+ i32 flags)` for float `T`
     FBinary { op: FBinOp, mode: FloatMode },
