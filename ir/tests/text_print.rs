@@ -136,3 +136,22 @@ fn unterminated_blocks_round_trip() {
     assert_eq!(print(&k), text);
     assert!(wavejit_ir::verify::verify(&k).is_err());
 }
+
+/// Loose spellings the parser accepts all print the same canonical text.
+#[test]
+fn loose_input_forms_are_canonicalized() {
+    let canonical = "kernel @k shared 8 private 0 {\nblock0:\n  v0 = const.i32 0\n  v1, v2 = load.shared.f32x2 v0 align 8\n  v3 = fadd.f32 v1, v2 nan=0x7fc00000 rtz\n  exit\n}\n";
+    let variants = [
+        // CRLF line ends, tabs, comments, `=` optional on valued attributes, explicit defaults.
+        "kernel @k private 0 shared 8 {\r\nblock0:\r\n\t%zero = const.i32 0x0\t; zero\r\n\t%a, %b = load.shared.f32x2 %zero align=8\r\n\t%c = fadd.f32 %a,%b rtz nan 0x7fc00000\r\n\texit\r\n}\r\n",
+        "; leading comment\n\nkernel @\"k\" shared 0x8 {\nblock3:\n  v9 = const.i32 -0\n  v7, v8 = load.shared.f32x2 v9 align 8 ; vector\n  v1 = fadd.f32 v7, v8 rtz nan=0x7FC00000 ftz.in ftz.out\n  exit\n}",
+    ];
+    let k0 = parse(variants[0]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print(&k0), canonical);
+    // The second variant flushes denormals, which prints as `ftz`.
+    let k1 = parse(variants[1]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        print(&k1),
+        canonical.replace("nan=0x7fc00000 rtz", "ftz nan=0x7fc00000 rtz")
+    );
+}
