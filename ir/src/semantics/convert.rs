@@ -80,7 +80,16 @@ pub fn convert_bits(from: Fmt, to: Fmt, bits: u64, round: Round, sat: bool) -> (
 pub fn fcvt(from: FloatFormat, to: FloatFormat, bits: u64, mode: &FloatMode) -> (u64, u32) {
     let (f, t) = (Fmt::of(from), Fmt::of(to));
     let x = flush_in(f, mode.denorm_in, bits & width_mask(f));
-    let (r, flags) = convert_bits(f, t, x, mode.round, mode.sat);
+    let (r, flags) = match (from, to) {
+        // Common cases without flags: bit-level paths with the same results.
+        _ if mode.flags || mode.round != Round::NearestEven || mode.sat => {
+            convert_bits(f, t, x, mode.round, mode.sat)
+        }
+        (FloatFormat::F32, FloatFormat::F16) => (f32_to_f16_rne(x as u32).into(), 0),
+        (FloatFormat::F32, FloatFormat::Bf16) => (f32_to_bf16_rne(x as u32).into(), 0),
+        (FloatFormat::F16, FloatFormat::F32) => (f16_to_f32_bits(x as u16).into(), 0),
+        _ => convert_bits(f, t, x, mode.round, mode.sat),
+    };
     let (r, fl) = flush_out(t, mode.denorm_out, r);
     (nan::apply_mode(t, mode.nan, r), flags | fl)
 }

@@ -1,5 +1,6 @@
 //! Integer semantics on zero-extended bits of a type of `bits` width (8, 16, 32,
-//! 64; bitwise ops and `Not` also on i1). Results are masked to the width.
+//! 64; bitwise ops and `Not` also on i1; other widths are clamped to 1..=64).
+//! Results are masked to the width.
 //!
 //! - Add/Sub/Mul wrap; `MulHiU/MulHiS` are the high half of the double-width product.
 //! - Division as RISC-V: `x / 0` = all ones (unsigned and signed, i.e. -1), `x % 0 = x`,
@@ -30,7 +31,9 @@ fn mask(bits: u32) -> u64 {
 /// Sign-extends the low `bits` bits of `v`.
 #[inline]
 pub fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 {
+    if bits == 0 {
+        0
+    } else if bits >= 64 {
         v as i64
     } else {
         let s = 64 - bits;
@@ -41,6 +44,7 @@ pub fn sext(v: u64, bits: u32) -> i64 {
 /// `a op b` for a type of `bits` width.
 #[inline]
 pub fn ibinary(op: IBinOp, bits: u32, a: u64, b: u64) -> u64 {
+    let bits = bits.clamp(1, 64);
     let m = mask(bits);
     let (a, b) = (a & m, b & m);
     let (sa, sb) = (sext(a, bits), sext(b, bits));
@@ -104,6 +108,7 @@ pub fn ibinary(op: IBinOp, bits: u32, a: u64, b: u64) -> u64 {
 /// `op a` for a type of `bits` width.
 #[inline]
 pub fn iunary(op: IUnOp, bits: u32, a: u64) -> u64 {
+    let bits = bits.clamp(1, 64);
     let m = mask(bits);
     let a = a & m;
     let r = match op {
@@ -153,6 +158,7 @@ pub fn cast(op: CastOp, from: Type, to: Type, a: u64) -> u64 {
 /// The field `[off, off + w)` of a `bits`-wide value, after the clamping rules.
 #[inline]
 fn field(bits: u32, offset: u64, width: u64) -> (u32, u32) {
+    let bits = bits.clamp(1, 64);
     let off = (offset as u32) % bits;
     let w = (width as u32).min(bits).min(bits - off);
     (off, w)
