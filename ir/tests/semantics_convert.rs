@@ -568,5 +568,11 @@ fn rne_fast_paths_equal_exact_conversions() {
             f32_to_bf16(x, Round::NearestEven, false).0,
             "bf16 {x:#010x}"
         );
+        // `fcvt` without flags takes the same fast paths.
+        let ieee = FloatMode::IEEE;
+        let h = fcvt(FloatFormat::F32, FloatFormat::F16, x.into(), &ieee).0;
+        assert_eq!(h, u64::from(f32_to_f16_rne(x)));
+        let b = fcvt(FloatFormat::F32, FloatFormat::Bf16, x.into(), &ieee).0;
+        assert_eq!(b, u64::from(f32_to_bf16_rne(x)));
     }
 }
