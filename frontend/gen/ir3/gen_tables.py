@@ -148,6 +148,14 @@ class Isa:
             b.cases.append(Case(e, clean_display(d), self.parse_fields(ov)))
         d = el.find('display')
         b.cases.append(Case(None, clean_display(d), self.parse_fields(el)))
+        # Encoder defaults: <map> bodies that are plain constants tell how mesa's
+        # encoder fills fields the text does not show.
+        b.hints = []
+        for enc in el.findall('encode'):
+            for m in enc.findall('map'):
+                body = (m.text or '').strip()
+                if re.fullmatch(r'[0-9]+', body):
+                    b.hints.append((m.attrib['name'], self.add_expr(None, body)))
         b.index = len(self.bitsets)
         self.bitsets.append(b)
 
@@ -308,6 +316,11 @@ def patch(isa):
                         break
             new_cases.append(c)
         b.cases = new_cases
+    # mesa's assembler sets IR3_INSTR_IMM_OFFSET exactly when an immediate offset is
+    # written (vectors: `r0.y+N` has bit 23 set, `r0.w` has it clear).
+    for b in isa.bitsets:
+        if b.name == '#instruction-cat6-a6xx-ibo-load-store':
+            b.hints.append(('HAS_OFFSET', isa.add_expr(None, '(({OFFSET_HI} << 5) | {OFFSET_LO}) != 0')))
 
 
 # ---------------------------------------------------------------- flatten + emit
@@ -441,8 +454,6 @@ def main():
         w('        name: %s,' % rs_str(b.name))
         w('        size: %d,' % b.size_eff)
         w('        parent: %s,' % ('Some(%d)' % index[id(b.parent)] if b.parent is not None else 'None'))
-        w('        root: %d,' % index[id(root(b))])
-        w('        leaf: %s,' % ('false' if id(b) in extended else 'true'))
         w('        mask: 0x%x,' % b.mask)
         w('        match_bits: 0x%x,' % b.match)
         w('        dontcare: 0x%x,' % b.dontcare)
@@ -466,12 +477,21 @@ def main():
         w('    (%d, &[%s]),' % (r, ', '.join(str(x) for x in roots[r])))
     w('];')
     w('')
+    w('/// Encoder defaults for fields the text does not show: (bitset, field, expression).')
+    w('pub(crate) static ENCODE_HINTS: &[(u16, &str, u16)] = &[')
+    for b in keep:
+        for fname, e in b.hints:
+            w('    (%d, %s, %d),' % (index[id(b)], rs_str(fname), e.index))
+    w('];')
+    w('')
     w('pub(crate) const INSTRUCTION_ROOT: u16 = %d;' % names['#instruction'])
     w('')
-    w('/// Source text of every expression, for error messages.')
-    w('pub(crate) static EXPR_TEXT: &[&str] = &[')
+    w('')
+    w('/// Field names each expression reads (the assembler solves for their bits).')
+    w('pub(crate) static EXPR_FIELDS: &[&[&str]] = &[')
     for e in isa.exprs:
-        w('    %s,' % rs_str(e.text))
+        refs = sorted(set(re.findall(r'\{([A-Za-z0-9_]+)\}', e.text)))
+        w('    &[%s],' % ', '.join(rs_str(r) for r in refs))
     w('];')
     w('')
     w('/// Evaluate expression `id` with C semantics on i64 (booleans are 0/1).')
@@ -479,6 +499,7 @@ def main():
     w('pub(crate) fn eval_expr(id: u16, env: &mut dyn ExprEnv) -> Result<i64, ExprError> {')
     w('    Ok(match id {')
     for e in isa.exprs:
+        w('        // %s' % e.text)
         w('        %d => %s,' % (e.index, expr_to_rust(e.text)))
     w('        _ => return Err(ExprError::UnknownExpr(id)),')
     w('    })')

@@ -2,6 +2,7 @@
 //! hierarchy, resolves fields (including override cases, derived fields and params)
 //! and renders display templates exactly like mesa's `isa_decode`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::spec::{ExprEnv, ExprError, Field, Kind};
@@ -54,11 +55,27 @@ pub(crate) struct Resolved<'a> {
     pub scope: &'a Scope<'a>,
 }
 
-/// Evaluation state: override expressions currently being evaluated are assumed true
-/// (mesa does the same so an override may refer to fields it defines itself).
+/// Evaluation state, as in mesa's decoder: results are memoized per scope, an
+/// expression that is already being evaluated evaluates to 0 (breaks cycles), and
+/// while evaluating an override's expression that override's own fields are visible
+/// (the case whose expression is on top of the stack is assumed to hold).
 #[derive(Default)]
 pub(crate) struct Ctx {
     stack: Vec<u16>,
+    cache: HashMap<(ScopeKey, u16), i64>,
+}
+
+/// (bitset, bits, params address) of a scope and each of its ancestors.
+type ScopeKey = Vec<(u16, u64, usize)>;
+
+fn scope_key(scope: &Scope<'_>) -> ScopeKey {
+    let mut key = Vec::with_capacity(4);
+    let mut s = Some(scope);
+    while let Some(sc) = s {
+        key.push((sc.bitset, sc.val, sc.params.as_ptr() as usize));
+        s = sc.parent;
+    }
+    key
 }
 
 pub(crate) fn leaves_of(root: u16) -> &'static [u16] {
@@ -116,16 +133,25 @@ impl ExprEnv for Env<'_, '_> {
 }
 
 pub(crate) fn eval(ctx: &mut Ctx, scope: &Scope<'_>, expr: u16) -> Result<i64, EngineError> {
+    let key = (scope_key(scope), expr);
+    if let Some(v) = ctx.cache.get(&key) {
+        return Ok(*v);
+    }
+    if ctx.stack.contains(&expr) {
+        return Ok(0);
+    }
     ctx.stack.push(expr);
     let r = eval_expr(expr, &mut Env { ctx, scope });
     ctx.stack.pop();
-    Ok(r?)
+    let v = r?;
+    ctx.cache.insert(key, v);
+    Ok(v)
 }
 
 fn case_holds(ctx: &mut Ctx, scope: &Scope<'_>, expr: Option<u16>) -> Result<bool, EngineError> {
     match expr {
         None => Ok(true),
-        Some(e) if ctx.stack.contains(&e) => Ok(true),
+        Some(e) if ctx.stack.last() == Some(&e) => Ok(true),
         Some(e) => Ok(eval(ctx, scope, e)? != 0),
     }
 }
@@ -258,7 +284,7 @@ pub(crate) fn field_width(f: &Field) -> u32 {
     f.width()
 }
 
-fn render_field(
+pub(crate) fn render_field(
     ctx: &mut Ctx,
     scope: &Scope<'_>,
     name: &str,

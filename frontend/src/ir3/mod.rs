@@ -12,6 +12,7 @@ mod float;
 mod instr;
 mod spec;
 #[allow(clippy::all, clippy::pedantic, clippy::nursery)]
+#[rustfmt::skip]
 mod tables;
 
 pub use asm::{AsmError, assemble, assemble_line};

@@ -61,8 +61,6 @@ pub(crate) struct Bitset {
     pub name: &'static str,
     pub size: u8,
     pub parent: Option<u16>,
-    pub root: u16,
-    pub leaf: bool,
     pub mask: u64,
     pub match_bits: u64,
     pub dontcare: u64,

@@ -1,0 +1,105 @@
+//! Assembler round trip over mesa's vectors: assemble(text) == word and
+//! disasm(assemble(text)) == text.
+
+use wavejit_frontend::ir3;
+
+const VECTORS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/data/ir3_disasm_vectors.tsv"
+);
+
+/// Rows whose text does not determine every bit (mesa's text is ambiguous): the
+/// assembler produces a different, equivalent word. (hex, reason)
+const AMBIGUOUS: &[(u64, &str)] = &[];
+
+fn load() -> Option<Vec<(u32, u64, String)>> {
+    let text = match std::fs::read_to_string(VECTORS) {
+        Ok(t) => t,
+        Err(e) => {
+            assert!(std::env::var_os("CI").is_none(), "{VECTORS}: {e}");
+            eprintln!("skipping: {VECTORS} not readable ({e})");
+            return None;
+        }
+    };
+    let mut rows = Vec::new();
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.splitn(3, '\t').collect();
+        assert_eq!(cols.len(), 3, "bad row {line:?}");
+        let gpu: u32 = cols[0]
+            .parse()
+            .unwrap_or_else(|e| panic!("bad gpu_id in {line:?}: {e}"));
+        let word = u64::from_str_radix(cols[1].trim_start_matches("0x"), 16)
+            .unwrap_or_else(|e| panic!("bad hex {line:?}: {e}"));
+        rows.push((gpu, word, cols[2].to_string()));
+    }
+    Some(rows)
+}
+
+#[test]
+fn gpu630_rows_reassemble_bit_exact() {
+    let Some(rows) = load() else { return };
+    let mut bad = Vec::new();
+    let mut exact = 0;
+    let mut n = 0;
+    for (_, word, text) in rows.iter().filter(|r| r.0 == 630) {
+        n += 1;
+        match ir3::assemble_line(text) {
+            Ok(w) if w == *word => exact += 1,
+            Ok(w) => {
+                let back = ir3::disasm(w).map_err(|e| e.to_string());
+                let listed = AMBIGUOUS.iter().any(|(h, _)| h == word);
+                if !listed || back.as_deref() != Ok(text.as_str()) {
+                    bad.push(format!(
+                        "{word:#018x} {text:?}: assembled {w:#018x} which prints {back:?}"
+                    ));
+                }
+            }
+            Err(e) => bad.push(format!("{word:#018x} {text:?}: {e}")),
+        }
+    }
+    eprintln!("{exact}/{n} gpu630 rows reassemble bit-exact");
+    assert!(
+        bad.is_empty(),
+        "{} failures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert_eq!(exact + AMBIGUOUS.len(), n);
+}
+
+#[test]
+fn assembled_words_print_the_same_text() {
+    let Some(rows) = load() else { return };
+    for (_, _, text) in rows.iter().filter(|r| r.0 == 630) {
+        let w = ir3::assemble_line(text).unwrap_or_else(|e| panic!("{e}"));
+        let back = ir3::disasm(w).unwrap_or_else(|_| format!("raw 0x{w:016X}"));
+        assert_eq!(&back, text, "{w:#018x}");
+    }
+}
+
+#[test]
+fn program_errors_carry_line_and_column() {
+    let src = "nop\n; comment\n\nend\nadd.f r0.x, r0.y, bogus\n";
+    let err = ir3::assemble(src).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("5:"), "{msg}");
+    match err {
+        ir3::AsmError::NoMatch { line, col, .. } => {
+            assert_eq!(line, 5);
+            assert_eq!(col, 19, "furthest column reached is the bad operand");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        ir3::assemble("nop\nend").unwrap(),
+        vec![0, 0x0300000000000000]
+    );
+    assert_eq!(
+        ir3::assemble_line("raw 0xFFFFFFFFFFFFFFFF").unwrap(),
+        u64::MAX
+    );
+    assert_eq!(
+        ir3::assemble_line("  (sy)bar.g  ").unwrap(),
+        0xf042000000000000
+    );
+}
