@@ -19,6 +19,10 @@ fn put(out: &mut [u64], value: u64, flags: u32, mode: &FloatMode) -> bool {
     true
 }
 
+fn widen<T: Into<u64>>((r, f): (T, u32)) -> (u64, u32) {
+    (r.into(), f)
+}
+
 /// See `super::eval_pure`.
 pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64]) -> bool {
     use InstKind::*;
@@ -43,19 +47,35 @@ pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64
             out[0] = int::bit_extract(bits0, *signed, arg(0), arg(1), arg(2))
         }
         BitInsert if bits0 > 0 => out[0] = int::bit_insert(bits0, arg(0), arg(1), arg(2), arg(3)),
+        // The typed entry points take the host fast path where it applies.
         FBinary { op, mode } => {
-            let Some(f) = fmt0 else { return false };
-            let (r, fl) = arith::fbinary(f, *op, arg(0), arg(1), mode);
+            let (a, b) = (arg(0), arg(1));
+            let (r, fl) = match ty0 {
+                Some(Type::F16) => widen(arith::fbinary_f16(*op, a as u16, b as u16, mode)),
+                Some(Type::F32) => widen(arith::fbinary_f32(*op, a as u32, b as u32, mode)),
+                Some(Type::F64) => arith::fbinary_f64(*op, a, b, mode),
+                _ => return false,
+            };
             return put(out, r, fl, mode);
         }
         FUnary { op, mode } => {
-            let Some(f) = fmt0 else { return false };
-            let (r, fl) = arith::funary(f, *op, arg(0), mode);
+            let a = arg(0);
+            let (r, fl) = match ty0 {
+                Some(Type::F16) => widen(arith::funary_f16(*op, a as u16, mode)),
+                Some(Type::F32) => widen(arith::funary_f32(*op, a as u32, mode)),
+                Some(Type::F64) => arith::funary_f64(*op, a, mode),
+                _ => return false,
+            };
             return put(out, r, fl, mode);
         }
         Fma { mode } => {
-            let Some(f) = fmt0 else { return false };
-            let (r, fl) = arith::fma(f, arg(0), arg(1), arg(2), mode);
+            let (a, b, c) = (arg(0), arg(1), arg(2));
+            let (r, fl) = match ty0 {
+                Some(Type::F16) => widen(arith::fma_f16(a as u16, b as u16, c as u16, mode)),
+                Some(Type::F32) => widen(arith::fma_f32(a as u32, b as u32, c as u32, mode)),
+                Some(Type::F64) => arith::fma_f64(a, b, c, mode),
+                _ => return false,
+            };
             return put(out, r, fl, mode);
         }
         Fcmp { cc, mode } => {
