@@ -16,7 +16,12 @@
 //! - [`minmax`], [`compare`], [`fclass`];
 //! - [`convert`]: float <-> float (incl. bf16, fp8, fp4), float <-> int;
 //! - [`special`]: rcp, rsqrt, exp2, log2, sin, cos; [`pow_fixup`]: AGX pow fix-up;
-//! - [`atomic`]: atomic read-modify-write values.
+//! - [`format`](mod@format): bit layouts of every `FloatFormat` and unpacking;
+//! - [`atomic`]: atomic read-modify-write values; [`wave`]: cross-lane results.
+//!
+//! Flags words use RISC-V `fflags` bits (`crate::float_mode::fflags`). Functions
+//! that return `(bits, flags)` always compute the flags; callers that did not ask
+//! for them drop the word (`eval_pure` writes it only when `mode.flags`).
 
 pub mod arith;
 pub mod atomic;
