@@ -19,9 +19,10 @@
 //! - [`format`](mod@format): bit layouts of every `FloatFormat` and unpacking;
 //! - [`atomic`]: atomic read-modify-write values; [`wave`]: cross-lane results.
 //!
-//! Flags words use RISC-V `fflags` bits (`crate::float_mode::fflags`). Functions
-//! that return `(bits, flags)` always compute the flags; callers that did not ask
-//! for them drop the word (`eval_pure` writes it only when `mode.flags`).
+//! Flags words use RISC-V `fflags` bits (`crate::float_mode::fflags`). A function
+//! taking a `FloatMode` reports exact flags when `mode.flags` is set; otherwise its
+//! flags word is not meaningful (fast paths return 0) and `eval_pure` does not
+//! write it. Functions taking only a `Round` always report exact flags.
 
 pub mod arith;
 pub mod atomic;
