@@ -67,3 +67,41 @@ pub fn disasm_words(words: &[u64]) -> Result<Vec<String>, DecodeError> {
         })
         .collect()
 }
+
+/// One a630 instruction encoding (an isaspec leaf): a word belongs to it when
+/// `word & mask == match_bits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoding {
+    /// isaspec name, e.g. `add.f`, `mov-immed`, `ldg.a`.
+    pub name: &'static str,
+    pub mask: u64,
+    pub match_bits: u64,
+}
+
+/// Every instruction encoding valid for a630, in table order.
+pub fn encodings() -> Vec<Encoding> {
+    engine::leaves_of(tables::INSTRUCTION_ROOT)
+        .iter()
+        .map(|&i| {
+            let b = &tables::BITSETS[usize::from(i)];
+            Encoding {
+                name: b.name,
+                mask: b.mask,
+                match_bits: b.match_bits,
+            }
+        })
+        .collect()
+}
+
+/// The encoding a word belongs to (fixed bits only; fields are not validated, use
+/// [`decode`] for that).
+pub fn classify(word: u64) -> Result<Encoding, DecodeError> {
+    let scope = engine::instruction_scope(word)
+        .map_err(|reason| DecodeError::Undecodable { word, reason })?;
+    let b = &tables::BITSETS[usize::from(scope.bitset)];
+    Ok(Encoding {
+        name: b.name,
+        mask: b.mask,
+        match_bits: b.match_bits,
+    })
+}
