@@ -147,8 +147,8 @@ fn contended_atomics_reach_exact_final_values() {
             AtomicOp::Xor,
             Type::I32,
             0x5555_5555,
-            |g| g * 0x0101_0101 & M32,
-            { (0..32u64).fold(0x5555_5555, |x, g| x ^ (g * 0x0101_0101 & M32)) },
+            |g| (g * 0x0101_0101) & M32,
+            { (0..32u64).fold(0x5555_5555, |x, g| x ^ ((g * 0x0101_0101) & M32)) },
         ),
         // Same operand everywhere: the composition does not depend on order.
         (AtomicOp::IncWrap, Type::I32, 0, |_| 4, 32 % 5),

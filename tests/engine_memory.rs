@@ -302,7 +302,7 @@ fn private_memory_is_per_lane_and_zeroed() {
     }
     let k = kb.finish();
     let expect: Vec<u32> = (0..2)
-        .flat_map(|_| (0..6u32))
+        .flat_map(|_| 0..6u32)
         .flat_map(|l| {
             let after = if l % 4 == 3 { l + 101 } else { l + 1 };
             [0, after, l + 101]
