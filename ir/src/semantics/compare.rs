@@ -4,9 +4,10 @@
 
 use std::cmp::Ordering;
 
+use super::flush::flush_in;
 use super::format::Fmt;
 use super::nan;
-use crate::float_mode::fflags;
+use crate::float_mode::{FloatMode, fflags};
 use crate::inst::FloatCC;
 
 /// The value order of two patterns, `None` when unordered.
@@ -46,4 +47,13 @@ pub fn fcmp(fmt: Fmt, cc: FloatCC, a: u64, b: u64) -> (bool, u32) {
         },
     };
     (r, nv)
+}
+
+/// `Fcmp { cc, mode }`: `mode.denorm_in` applies to the operands; returns the
+/// truth value and the flags raised.
+#[inline]
+pub fn fcmp_mode(fmt: Fmt, cc: FloatCC, a: u64, b: u64, mode: &FloatMode) -> (bool, u32) {
+    let a = flush_in(fmt, mode.denorm_in, a);
+    let b = flush_in(fmt, mode.denorm_in, b);
+    fcmp(fmt, cc, a, b)
 }

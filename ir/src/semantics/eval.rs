@@ -1,7 +1,7 @@
 //! `eval_pure`: one lane of every pure instruction, dispatching to the rule modules.
 
 use super::format::Fmt;
-use super::{arith, compare, convert, fclass, flush, int, pow_fixup, special};
+use super::{arith, compare, convert, fclass, int, pow_fixup, special};
 use crate::float_mode::FloatMode;
 use crate::inst::InstKind;
 use crate::types::Type;
@@ -80,17 +80,12 @@ pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64
         }
         Fcmp { cc, mode } => {
             let Some(f) = fmt0 else { return false };
-            let a = flush::flush_in(f, mode.denorm_in, arg(0));
-            let b = flush::flush_in(f, mode.denorm_in, arg(1));
-            let (r, fl) = compare::fcmp(f, *cc, a, b);
+            let (r, fl) = compare::fcmp_mode(f, *cc, arg(0), arg(1), mode);
             return put(out, u64::from(r), fl, mode);
         }
         Fclass { mode } => {
             let Some(f) = fmt0 else { return false };
-            out[0] = u64::from(fclass::fclass(
-                f,
-                flush::flush_in(f, mode.denorm_in, arg(0)),
-            ));
+            out[0] = u64::from(fclass::fclass_mode(f, arg(0), mode));
         }
         Special { func, mode } => {
             let Some(f) = fmt0 else { return false };

@@ -2,7 +2,9 @@
 //! 0 -inf, 1 -normal, 2 -subnormal, 3 -0, 4 +0, 5 +subnormal, 6 +normal, 7 +inf,
 //! 8 signaling NaN, 9 quiet NaN.
 
+use super::flush::flush_in;
 use super::format::Fmt;
+use crate::float_mode::FloatMode;
 
 #[inline]
 pub fn fclass(fmt: Fmt, bits: u64) -> u32 {
@@ -21,4 +23,10 @@ pub fn fclass(fmt: Fmt, bits: u64) -> u32 {
         6
     };
     1 << bit
+}
+
+/// `Fclass { mode }`: the class of the operand after `mode.denorm_in`.
+#[inline]
+pub fn fclass_mode(fmt: Fmt, bits: u64, mode: &FloatMode) -> u32 {
+    fclass(fmt, flush_in(fmt, mode.denorm_in, bits))
 }
