@@ -1,1 +1,165 @@
 //! Cranelift JIT for wavejit IR kernels.
+//!
+//! Architecture (see the module docs for details):
+//! - [`plan`] cuts a kernel into segments (straight-line code between barriers and
+//!   cross-lane instructions) and lane-major runs.
+//! - [`codegen`] lowers the whole kernel to one Cranelift function that runs one
+//!   segment for a list of co-active lanes; integer and memory instructions are
+//!   inline, float instructions call `semantics::eval_pure`.
+//! - [`exec`] is the batch scheduler: several whole workgroups side by side, the
+//!   interpreter's lowest-pc-first order per wave, barriers and cross-lane
+//!   instructions (`semantics::wave`), and fault reports.
+//! - [`run`] splits a dispatch into batches over threads; [`Jit`] caches compiled
+//!   kernels by content.
+
+mod abi;
+mod codegen;
+mod compiled;
+mod error;
+mod exec;
+mod helpers;
+mod plan;
+mod run;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Dispatch, Engine, Fault, GlobalMemory, Kernel};
+
+pub use compiled::Compiled;
+pub use error::JitError;
+
+/// How the JIT runs dispatches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitConfig {
+    /// Lanes per batch: as many whole workgroups as fit side by side (at least one).
+    pub batch_lanes: usize,
+    /// Worker threads for dispatches of several batches.
+    pub threads: usize,
+    /// Dispatches whose kernel is not compiled yet and whose lanes x instructions
+    /// stay below this run on the interpreter (compile cost would dominate).
+    pub interp_below: u64,
+}
+
+impl Default for JitConfig {
+    fn default() -> JitConfig {
+        JitConfig {
+            batch_lanes: 256,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            interp_below: 0,
+        }
+    }
+}
+
+/// Compiled kernels by (content hash, batch lanes); equal hashes are told apart
+/// by comparing the kernels.
+type Cache = HashMap<(u64, usize), Vec<Arc<Compiled>>>;
+
+/// The JIT engine (`name() == "jit"`).
+pub struct Jit {
+    config: JitConfig,
+    cache: Mutex<Cache>,
+    compiles: AtomicUsize,
+}
+
+impl Default for Jit {
+    fn default() -> Jit {
+        Jit::new(JitConfig::default())
+    }
+}
+
+impl Jit {
+    pub fn new(config: JitConfig) -> Jit {
+        Jit {
+            config,
+            cache: Mutex::new(HashMap::new()),
+            compiles: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn config(&self) -> &JitConfig {
+        &self.config
+    }
+
+    /// How many kernels were compiled (cache misses) so far.
+    pub fn compile_count(&self) -> usize {
+        self.compiles.load(Ordering::Relaxed)
+    }
+
+    /// Lanes per batch for a dispatch: whole workgroups only.
+    pub fn batch_lanes_for(&self, dispatch: &Dispatch) -> usize {
+        let wg = dispatch.lanes_per_workgroup().max(1) as usize;
+        (self.config.batch_lanes / wg).max(1) * wg
+    }
+
+    fn cached(&self, key: (u64, usize), kernel: &Kernel) -> Option<Arc<Compiled>> {
+        let cache = self.cache.lock().ok()?;
+        cache
+            .get(&key)?
+            .iter()
+            .find(|c| c.kernel == *kernel)
+            .cloned()
+    }
+
+    /// The compiled code of `kernel` for batches of `lanes` lanes, from the cache
+    /// when present (a hit does not touch Cranelift).
+    pub fn compile(&self, kernel: &Kernel, lanes: usize) -> Result<Arc<Compiled>, JitError> {
+        let key = (content_hash(kernel), lanes);
+        if let Some(c) = self.cached(key, kernel) {
+            return Ok(c);
+        }
+        wavejit_ir::verify::verify(kernel).map_err(|e| JitError::Unverified(e.to_string()))?;
+        let c = Arc::new(Compiled::new(kernel, lanes)?);
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.entry(key).or_default().push(c.clone());
+        }
+        Ok(c)
+    }
+}
+
+fn content_hash(kernel: &Kernel) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    kernel.hash(&mut h);
+    h.finish()
+}
+
+impl Engine for Jit {
+    fn name(&self) -> &str {
+        "jit"
+    }
+
+    fn run(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        memory: &dyn GlobalMemory,
+    ) -> Result<(), Fault> {
+        let wg = u64::from(dispatch.lanes_per_workgroup());
+        let lanes = wg.saturating_mul(dispatch.workgroup_count());
+        // Shapes the batch layout does not handle keep the interpreter's answer
+        // (including its faults for malformed dispatches).
+        let odd = kernel.blocks.is_empty()
+            || dispatch.wave_size == 0
+            || wg > 1 << 16
+            || dispatch.workgroup_size.contains(&0);
+        if lanes == 0 && !odd {
+            return Ok(());
+        }
+        let batch = self.batch_lanes_for(dispatch);
+        let small = lanes.saturating_mul(kernel.op_count() as u64) < self.config.interp_below;
+        let key = (content_hash(kernel), batch);
+        if odd || (small && self.cached(key, kernel).is_none()) {
+            return Interpreter.run(kernel, dispatch, memory);
+        }
+        match self.compile(kernel, batch) {
+            Ok(c) => run::run_dispatch(&c, kernel, dispatch, memory, self.config.threads),
+            // Kernels the JIT cannot take (e.g. failing verification) get the
+            // interpreter's defined behaviour.
+            Err(_) => Interpreter.run(kernel, dispatch, memory),
+        }
+    }
+}

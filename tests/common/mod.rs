@@ -12,7 +12,10 @@ use wavejit_runtime::AddressSpace;
 
 /// Every engine the acceptance tests run on. Engines must agree bit for bit.
 pub fn engines() -> Vec<Box<dyn Engine>> {
-    vec![Box::new(Interpreter::new())]
+    vec![
+        Box::new(Interpreter::new()),
+        Box::new(wavejit_jit::Jit::default()),
+    ]
 }
 
 /// A kernel under construction: owns the kernel, hands out builders.

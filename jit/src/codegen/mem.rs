@@ -1,0 +1,207 @@
+//! Loads, stores and atomics with the interpreter's checks: alignment to
+//! `MemAccess.align` (atomics: their width) first, then the whole range. A refused
+//! access records a fault; the Rust side derives its exact cause.
+
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types};
+use wavejit_ir::{AddrSpace, AtomicOp, Inst, MemAccess, Type};
+
+use super::{Lower, cl_ty};
+use crate::abi::off;
+use crate::error::JitError;
+use crate::helpers::{atomic_code, wj_global_atomic, wj_global_ptr, wj_rmw};
+
+/// Guest memory: checked by us, so it never traps, but it may be misaligned.
+fn guest() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+fn int_of_bits(bits: u32) -> ir::Type {
+    match bits {
+        8 => types::I8,
+        16 => types::I16,
+        32 => types::I32,
+        _ => types::I64,
+    }
+}
+
+impl Lower<'_, '_> {
+    /// The access address as the space reads it: i64 for global, the zero-extended
+    /// 32-bit offset otherwise.
+    fn space_addr(&mut self, space: AddrSpace, raw: ir::Value) -> ir::Value {
+        if space == AddrSpace::Global {
+            raw
+        } else {
+            self.b.ins().uextend(types::I64, raw)
+        }
+    }
+
+    /// Checks alignment and range of `size` bytes at `addr` in `space` and returns
+    /// the host address; records a fault for `inst` otherwise.
+    fn checked_ptr(
+        &mut self,
+        inst: Inst,
+        space: AddrSpace,
+        addr: ir::Value,
+        align: u32,
+        size: u32,
+        write: bool,
+    ) -> Result<ir::Value, JitError> {
+        let code = inst.as_u32();
+        if align > 1 {
+            let low = self.b.ins().band_imm_s(addr, i64::from(align - 1));
+            let bad = self.b.ins().icmp_imm_s(CC::NotEqual, low, 0);
+            self.fault_if(bad, code, addr)?;
+        }
+        let rec = self.lc()?.rec;
+        let tr = MemFlagsData::trusted();
+        let size64 = i64::from(size);
+        let local =
+            |this: &mut Self, len: ir::Value, base: ir::Value| -> Result<ir::Value, JitError> {
+                // addr < 2^32 and size <= 32, so addr + size cannot wrap.
+                let end = this.b.ins().iadd_imm_s(addr, size64);
+                let bad = this.b.ins().icmp(CC::UnsignedGreaterThan, end, len);
+                this.fault_if(bad, code, addr)?;
+                Ok(this.b.ins().iadd(base, addr))
+            };
+        match space {
+            AddrSpace::Shared | AddrSpace::Private => {
+                let (len, field) = if space == AddrSpace::Shared {
+                    (self.kernel.shared_size, off::SHARED)
+                } else {
+                    (self.kernel.private_size, off::PRIVATE)
+                };
+                let len = self.iconst(types::I64, i64::from(len));
+                let base = self.b.ins().load(types::I64, tr, rec, field);
+                local(self, len, base)
+            }
+            AddrSpace::Uniform => {
+                let len = self
+                    .b
+                    .ins()
+                    .load(types::I64, tr, self.batch, off::UNIFORMS_LEN);
+                let base = self.b.ins().load(types::I64, tr, self.batch, off::UNIFORMS);
+                local(self, len, base)
+            }
+            AddrSpace::Global => {
+                let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
+                let len = self.iconst(types::I64, size64);
+                let w = self.iconst(types::I32, i64::from(write));
+                let call =
+                    self.b
+                        .ins()
+                        .call_indirect(self.sigs.global_ptr, f, &[self.host, addr, len, w]);
+                let p = self.b.inst_results(call)[0];
+                let bad = self.b.ins().icmp_imm_s(CC::Equal, p, 0);
+                self.fault_if(bad, code, addr)?;
+                Ok(p)
+            }
+        }
+    }
+
+    pub(super) fn load(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
+        let data = &self.kernel.insts[inst];
+        let (raw, results) = (data.args[0], data.results.clone());
+        let raw = self.val(raw)?;
+        let addr = self.space_addr(a.space, raw);
+        let p = self.checked_ptr(inst, a.space, addr, a.align, a.total_bytes(), false)?;
+        let eb = a.elem_bytes() as i32;
+        let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
+        for (k, &r) in results.iter().enumerate() {
+            let offset = eb * k as i32;
+            let x = if bits == ct.bits() {
+                self.b.ins().load(ct, guest(), p, offset)
+            } else {
+                let narrow = self.b.ins().load(int_of_bits(bits), guest(), p, offset);
+                if a.signed {
+                    self.b.ins().sextend(ct, narrow)
+                } else {
+                    self.b.ins().uextend(ct, narrow)
+                }
+            };
+            self.def(r, x)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn store(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
+        let args = self.kernel.insts[inst].args.clone();
+        let raw = self.val(args[0])?;
+        let mut vals = Vec::with_capacity(args.len() - 1);
+        for &v in &args[1..] {
+            vals.push(self.val(v)?);
+        }
+        let addr = self.space_addr(a.space, raw);
+        let p = self.checked_ptr(inst, a.space, addr, a.align, a.total_bytes(), true)?;
+        let eb = a.elem_bytes() as i32;
+        let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
+        for (k, x) in vals.into_iter().enumerate() {
+            let x = if bits < ct.bits() {
+                self.b.ins().ireduce(int_of_bits(bits), x)
+            } else {
+                x
+            };
+            self.b.ins().store(guest(), x, p, eb * k as i32);
+        }
+        Ok(())
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        inst: Inst,
+        space: AddrSpace,
+        op: AtomicOp,
+        ty: Type,
+    ) -> Result<(), JitError> {
+        let data = &self.kernel.insts[inst];
+        let (args, res) = (data.args.clone(), data.results[0]);
+        let raw = self.val(args[0])?;
+        let a = self.val(args[1])?;
+        let a = self.zext64(a);
+        let b = if args.len() > 2 {
+            let b = self.val(args[2])?;
+            self.zext64(b)
+        } else {
+            self.iconst(types::I64, 0)
+        };
+        let bytes = ty.bytes();
+        let ct = cl_ty(ty);
+        let addr = self.space_addr(space, raw);
+        let opc = self.iconst(types::I32, i64::from(atomic_code(op)));
+        let nbytes = self.iconst(types::I32, i64::from(bytes));
+        let old = if space == AddrSpace::Global {
+            let low = self.b.ins().band_imm_s(addr, i64::from(bytes - 1));
+            let bad = self.b.ins().icmp_imm_s(CC::NotEqual, low, 0);
+            self.fault_if(bad, inst.as_u32(), addr)?;
+            let out = self.b.ins().stack_addr(types::I64, self.scratch, 0);
+            let f = self.iconst(types::I64, wj_global_atomic as *const () as i64);
+            let call = self.b.ins().call_indirect(
+                self.sigs.global_atomic,
+                f,
+                &[self.host, addr, nbytes, opc, a, b, out],
+            );
+            let ok = self.b.inst_results(call)[0];
+            let bad = self.b.ins().icmp_imm_s(CC::Equal, ok, 0);
+            self.fault_if(bad, inst.as_u32(), addr)?;
+            self.b.ins().load(ct, MemFlagsData::trusted(), out, 0)
+        } else {
+            // Shared memory belongs to this batch alone: a plain read-modify-write.
+            let p = self.checked_ptr(inst, space, addr, bytes, bytes, true)?;
+            let old = self.b.ins().load(ct, guest(), p, 0);
+            let old64 = self.zext64(old);
+            let f = self.iconst(types::I64, wj_rmw as *const () as i64);
+            let call = self
+                .b
+                .ins()
+                .call_indirect(self.sigs.rmw, f, &[opc, nbytes, old64, a, b]);
+            let new = self.b.inst_results(call)[0];
+            let new = if ct == types::I64 {
+                new
+            } else {
+                self.b.ins().ireduce(ct, new)
+            };
+            self.b.ins().store(guest(), new, p, 0);
+            old
+        };
+        self.def(res, old)
+    }
+}

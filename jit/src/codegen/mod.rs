@@ -1,0 +1,396 @@
+//! Lowering of a planned kernel to one Cranelift function.
+//!
+//! `fn(ctx, seg, list, n) -> faulted` jumps to segment `seg` and runs each of its
+//! runs as a loop over the listed lanes. Inside a run a lane's values are SSA
+//! values; values that other runs read go through the register slab.
+
+mod int;
+mod lane_loop;
+mod mem;
+mod term;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use cranelift_codegen::ir::{
+    self, AbiParam, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind,
+    UserFuncName, types,
+};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use wavejit_ir::{self as wj, Kernel, Type};
+
+use crate::abi::{KernelFn, off};
+use crate::error::JitError;
+use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
+use crate::plan::Plan;
+
+/// Machine code of one kernel specialisation; frees it when dropped.
+pub struct CompiledCode {
+    module: Mutex<Option<JITModule>>,
+    pub func: KernelFn,
+}
+
+impl Drop for CompiledCode {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.module.lock()
+            && let Some(module) = m.take()
+        {
+            // SAFETY: the code is only called through `func` by holders of this
+            // value (behind an `Arc`), and none is left when it drops.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// The Cranelift type holding an IR type's bits (`i1` as 0/1 in `i8`, floats as
+/// integers of their width).
+pub fn cl_ty(t: Type) -> ir::Type {
+    match t.bits() {
+        1 | 8 => types::I8,
+        16 => types::I16,
+        32 => types::I32,
+        _ => types::I64,
+    }
+}
+
+fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, JitError> {
+    let mut f = settings::builder();
+    let set = |f: &mut settings::Builder, k: &str, v: &str| {
+        f.set(k, v)
+            .map_err(|e| JitError::Cranelift(format!("setting {k}={v}: {e}")))
+    };
+    set(&mut f, "is_pic", "false")?;
+    set(&mut f, "use_colocated_libcalls", "false")?;
+    set(&mut f, "opt_level", "speed")?;
+    set(
+        &mut f,
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    let builder = cranelift_native::builder().map_err(|e| JitError::Cranelift(e.to_string()))?;
+    builder
+        .finish(settings::Flags::new(f))
+        .map_err(|e| JitError::Cranelift(e.to_string()))
+}
+
+/// Compiles `kernel` cut by `plan` for batches of `lanes` lanes.
+pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCode, JitError> {
+    // Slab offsets are 32-bit immediates.
+    lanes
+        .checked_mul(8)
+        .and_then(|s| s.checked_mul(kernel.values.len().max(1)))
+        .filter(|&s| s < i32::MAX as usize)
+        .ok_or(JitError::TooLarge {
+            values: kernel.values.len(),
+            lanes,
+        })?;
+    let isa = isa()?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    for t in [ptr, types::I32, ptr, types::I32] {
+        sig.params.push(AbiParam::new(t));
+    }
+    sig.returns.push(AbiParam::new(types::I32));
+    let id = module
+        .declare_function("wavejit_kernel", Linkage::Export, &sig)
+        .map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        Lower::build(b, kernel, plan, lanes, module.target_config())?;
+    }
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
+    module.clear_context(&mut ctx);
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: the function was declared with exactly `KernelFn`'s signature.
+    let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
+    Ok(CompiledCode {
+        module: Mutex::new(Some(module)),
+        func,
+    })
+}
+
+/// Signatures of the host helpers.
+struct Sigs {
+    pure: ir::SigRef,
+    global_ptr: ir::SigRef,
+    global_atomic: ir::SigRef,
+    rmw: ir::SigRef,
+}
+
+/// The per-lane loop currently being emitted.
+struct LaneCtx {
+    /// Address of the lane's `LaneRec`.
+    rec: ir::Value,
+    /// Address of the lane's slot of value 0 in the slab.
+    regs: ir::Value,
+    /// Where a lane goes when it is done with the run (fault, exit).
+    latch: ir::Block,
+}
+
+pub(crate) struct Lower<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    kernel: &'a Kernel,
+    plan: &'a Plan,
+    /// Bytes between the slots of consecutive values (lanes * 8).
+    stride: i64,
+    list: ir::Value,
+    n: ir::Value,
+    regs: ir::Value,
+    lanes: ir::Value,
+    host: ir::Value,
+    batch: ir::Value,
+    faulted: Variable,
+    scratch: ir::StackSlot,
+    sigs: Sigs,
+    lc: Option<LaneCtx>,
+    /// IR values available as SSA values in the current run (for the current lane).
+    env: HashMap<wj::Value, ir::Value>,
+}
+
+impl<'a, 'b> Lower<'a, 'b> {
+    fn build(
+        mut b: FunctionBuilder<'b>,
+        kernel: &'a Kernel,
+        plan: &'a Plan,
+        lanes: usize,
+        cfg: cranelift_codegen::isa::TargetFrontendConfig,
+    ) -> Result<(), JitError> {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let [batch, seg, list, n] = params[..] else {
+            return Err(JitError::Cranelift("kernel function parameters".into()));
+        };
+        let tr = MemFlagsData::trusted();
+        let regs = b.ins().load(types::I64, tr, batch, off::REGS);
+        let lanes_ptr = b.ins().load(types::I64, tr, batch, off::LANES);
+        let host = b.ins().load(types::I64, tr, batch, off::HOST);
+        let faulted = b.declare_var(types::I32);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.def_var(faulted, zero);
+        let scratch = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            ((PURE_MAX_ARGS + PURE_MAX_RESULTS) * 8) as u32,
+            3,
+        ));
+        let sig = |params: &[ir::Type], ret: Option<ir::Type>| {
+            let mut s = Signature::new(cfg.default_call_conv);
+            s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+            s.returns.extend(ret.map(AbiParam::new));
+            s
+        };
+        let (i32t, i64t) = (types::I32, types::I64);
+        let sigs = Sigs {
+            pure: b.import_signature(sig(&[i64t, i32t, i64t, i64t], Some(i32t))),
+            global_ptr: b.import_signature(sig(&[i64t, i64t, i64t, i32t], Some(i64t))),
+            global_atomic: b
+                .import_signature(sig(&[i64t, i64t, i32t, i32t, i64t, i64t, i64t], Some(i32t))),
+            rmw: b.import_signature(sig(&[i32t, i32t, i64t, i64t, i64t], Some(i64t))),
+        };
+        let ret = b.create_block();
+        let seg_blocks: Vec<ir::Block> = plan.segments.iter().map(|_| b.create_block()).collect();
+        let calls: Vec<ir::BlockCall> = seg_blocks
+            .iter()
+            .map(|&blk| b.func.dfg.block_call(blk, &[]))
+            .collect();
+        let default = b.func.dfg.block_call(ret, &[]);
+        let jt = b.create_jump_table(ir::JumpTableData::new(default, &calls));
+        b.ins().br_table(seg, jt);
+
+        let mut lower = Lower {
+            b,
+            kernel,
+            plan,
+            stride: lanes as i64 * 8,
+            list,
+            n,
+            regs,
+            lanes: lanes_ptr,
+            host,
+            batch,
+            faulted,
+            scratch,
+            sigs,
+            lc: None,
+            env: HashMap::new(),
+        };
+        for (k, &blk) in seg_blocks.iter().enumerate() {
+            lower.b.switch_to_block(blk);
+            lower.segment(k)?;
+            lower.b.ins().jump(ret, &[]);
+        }
+        lower.b.switch_to_block(ret);
+        let f = lower.b.use_var(faulted);
+        lower.b.ins().return_(&[f]);
+        lower.b.seal_all_blocks();
+        lower.b.finalize(cfg);
+        Ok(())
+    }
+
+    fn segment(&mut self, k: usize) -> Result<(), JitError> {
+        let seg = &self.plan.segments[k];
+        let mut may_have_faulted = false;
+        let last = seg.runs.len().saturating_sub(1);
+        for (r, run) in seg.runs.iter().enumerate() {
+            let check = run.guarded && may_have_faulted;
+            let end_pc = if r == last { seg.next_pc } else { None };
+            self.run(seg.block, run, check, end_pc)?;
+            may_have_faulted |= run.guarded;
+        }
+        Ok(())
+    }
+
+    /// Lane slot address offset of IR value `v`.
+    fn slot(&self, v: wj::Value) -> i32 {
+        (v.as_u32() as i64 * self.stride) as i32
+    }
+
+    fn lc(&self) -> Result<&LaneCtx, JitError> {
+        self.lc
+            .as_ref()
+            .ok_or_else(|| JitError::Cranelift("no lane loop".into()))
+    }
+
+    /// The SSA value of IR value `v` for the current lane.
+    fn val(&mut self, v: wj::Value) -> Result<ir::Value, JitError> {
+        if let Some(&x) = self.env.get(&v) {
+            return Ok(x);
+        }
+        let ty = self
+            .kernel
+            .values
+            .get(v)
+            .ok_or(JitError::Malformed("unknown value"))?
+            .ty;
+        let regs = self.lc()?.regs;
+        let off = self.slot(v);
+        let x = self
+            .b
+            .ins()
+            .load(cl_ty(ty), MemFlagsData::trusted(), regs, off);
+        self.env.insert(v, x);
+        Ok(x)
+    }
+
+    /// Defines IR value `v` for the current lane (and writes it to the slab if
+    /// other runs read it).
+    fn def(&mut self, v: wj::Value, x: ir::Value) -> Result<(), JitError> {
+        self.env.insert(v, x);
+        if self.plan.spill[v] {
+            let regs = self.lc()?.regs;
+            let off = self.slot(v);
+            self.b.ins().store(MemFlagsData::trusted(), x, regs, off);
+        }
+        Ok(())
+    }
+
+    /// A constant of `ty` from raw bits (masked to the width, as Cranelift wants).
+    fn iconst(&mut self, ty: ir::Type, v: i64) -> ir::Value {
+        let bits = ty.bits();
+        let v = if bits < 64 {
+            v & ((1i64 << bits) - 1)
+        } else {
+            v
+        };
+        self.b.ins().iconst(ty, v)
+    }
+
+    /// Records a fault of the current lane at instruction `inst` (or a watchdog
+    /// code) with `addr`, then leaves the run for this lane.
+    fn fault(&mut self, code: u32, addr: ir::Value) -> Result<(), JitError> {
+        let (rec, latch) = {
+            let lc = self.lc()?;
+            (lc.rec, lc.latch)
+        };
+        let c = self.iconst(types::I32, i64::from(code as i32));
+        let tr = MemFlagsData::trusted();
+        self.b.ins().store(tr, c, rec, crate::abi::off::FAULT);
+        self.b
+            .ins()
+            .store(tr, addr, rec, crate::abi::off::FAULT_ADDR);
+        let one = self.iconst(types::I32, 1);
+        self.b.def_var(self.faulted, one);
+        self.b.ins().jump(latch, &[]);
+        Ok(())
+    }
+
+    /// Branches to a fresh cold block that records a fault when `bad` is nonzero;
+    /// continues in a fresh block otherwise.
+    fn fault_if(&mut self, bad: ir::Value, code: u32, addr: ir::Value) -> Result<(), JitError> {
+        let slow = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(bad, slow, &[], cont, &[]);
+        self.b.switch_to_block(slow);
+        self.fault(code, addr)?;
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+
+    /// Calls `semantics::eval_pure` for instruction `inst` of the current lane.
+    fn call_pure(&mut self, inst: wj::Inst) -> Result<(), JitError> {
+        let data = &self.kernel.insts[inst];
+        if data.args.len() > PURE_MAX_ARGS || data.results.len() > PURE_MAX_RESULTS {
+            return Err(JitError::Malformed("too many operands"));
+        }
+        let (args, results) = (data.args.clone(), data.results.clone());
+        let base = self.b.ins().stack_addr(types::I64, self.scratch, 0);
+        for (k, &a) in args.iter().enumerate() {
+            let x = self.val(a)?;
+            let x = self.zext64(x);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), x, base, (k * 8) as i32);
+        }
+        let out = self
+            .b
+            .ins()
+            .stack_addr(types::I64, self.scratch, (PURE_MAX_ARGS * 8) as i32);
+        let f = self.iconst(types::I64, crate::helpers::wj_pure as *const () as i64);
+        let code = self.iconst(types::I32, inst.as_u32() as i64);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.sigs.pure, f, &[self.host, code, base, out]);
+        let ok = self.b.inst_results(call)[0];
+        let bad = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, ok, 0);
+        let zero = self.iconst(types::I64, 0);
+        self.fault_if(bad, inst.as_u32(), zero)?;
+        for (k, &r) in results.iter().enumerate() {
+            let ty = cl_ty(self.kernel.values[r].ty);
+            let x = self
+                .b
+                .ins()
+                .load(ty, MemFlagsData::trusted(), out, (k * 8) as i32);
+            self.def(r, x)?;
+        }
+        Ok(())
+    }
+
+    /// Zero-extends an integer SSA value to i64.
+    fn zext64(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::I64 {
+            x
+        } else {
+            self.b.ins().uextend(types::I64, x)
+        }
+    }
+}

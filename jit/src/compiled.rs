@@ -1,0 +1,47 @@
+//! A compiled kernel specialisation and what the Rust side needs to run it.
+
+use cranelift_entity::SecondaryMap;
+use wavejit_ir::{Block, Inst, Kernel, Type};
+
+use crate::codegen::{CompiledCode, compile};
+use crate::error::JitError;
+use crate::plan::Plan;
+
+pub struct Compiled {
+    /// The kernel this was compiled from (cache hits compare it).
+    pub kernel: Kernel,
+    /// Lanes per batch the code was compiled for.
+    pub lanes: usize,
+    pub plan: Plan,
+    /// Argument types of every instruction, by instruction index.
+    pub arg_tys: Vec<Vec<Type>>,
+    /// The block of every instruction.
+    pub inst_block: SecondaryMap<Inst, Block>,
+    pub code: CompiledCode,
+}
+
+impl Compiled {
+    pub fn new(kernel: &Kernel, lanes: usize) -> Result<Compiled, JitError> {
+        let plan = Plan::new(kernel);
+        let arg_tys = kernel
+            .insts
+            .values()
+            .map(|d| d.args.iter().map(|&a| kernel.value_type(a)).collect())
+            .collect();
+        let mut inst_block = SecondaryMap::with_default(Block::from_u32(0));
+        for (b, data) in kernel.blocks.iter() {
+            for &i in &data.insts {
+                inst_block[i] = b;
+            }
+        }
+        let code = compile(kernel, &plan, lanes)?;
+        Ok(Compiled {
+            kernel: kernel.clone(),
+            lanes,
+            plan,
+            arg_tys,
+            inst_block,
+            code,
+        })
+    }
+}

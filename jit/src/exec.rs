@@ -1,0 +1,413 @@
+//! The Rust side of a batch: lane setup, the lowest-pc-first scheduler that calls
+//! compiled segments, barriers, cross-lane instructions and fault reports.
+//!
+//! The schedule is the interpreter's, per workgroup: in each round, wave 0 runs
+//! until none of its lanes is runnable, then wave 1, ...; then parked lanes are
+//! released. The batch runs wave `w` of all its workgroups together: each
+//! workgroup's wave keeps its own minimum pc and co-active set, and waves of
+//! different workgroups that share a minimum pc run in one call.
+
+use std::cell::Cell;
+use std::ptr::NonNull;
+
+use wavejit_ir::interp::MALFORMED_TRAP;
+use wavejit_ir::semantics::wave::eval_wave;
+use wavejit_ir::{
+    AccessCause, AddrSpace, Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, InstKind,
+    Kernel, LaneId, Region, Type,
+};
+
+use crate::abi::{BatchCtx, LaneRec, NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
+use crate::compiled::Compiled;
+use crate::helpers::access;
+use crate::plan::PcKind;
+
+/// What host helpers need while a batch runs (one per worker thread).
+pub struct HostCtx<'a> {
+    pub kernel: &'a Kernel,
+    /// Argument types of every instruction, by instruction index.
+    pub arg_tys: &'a [Vec<Type>],
+    pub memory: &'a dyn GlobalMemory,
+    regions: Option<Vec<Region>>,
+    last: Cell<usize>,
+}
+
+impl<'a> HostCtx<'a> {
+    pub fn new(
+        kernel: &'a Kernel,
+        arg_tys: &'a [Vec<Type>],
+        memory: &'a dyn GlobalMemory,
+    ) -> HostCtx<'a> {
+        HostCtx {
+            kernel,
+            arg_tys,
+            memory,
+            regions: memory.regions(),
+            last: Cell::new(0),
+        }
+    }
+
+    /// Host pointer of `len` bytes at `addr`: from the region snapshot when one
+    /// contains the range, else from `translate` (which also decides refusals).
+    pub fn global_ptr(&self, addr: u64, len: u64, write: bool) -> Option<NonNull<u8>> {
+        if let Some(rs) = &self.regions {
+            let fits = |r: &Region| {
+                addr >= r.start
+                    && addr - r.start <= r.len
+                    && len <= r.len - (addr - r.start)
+                    && (!write || r.writable)
+            };
+            let hit = match rs.get(self.last.get()) {
+                Some(r) if fits(r) => Some(self.last.get()),
+                _ => {
+                    let i = rs.partition_point(|r| r.start <= addr);
+                    i.checked_sub(1).filter(|&k| fits(&rs[k]))
+                }
+            };
+            if let Some(k) = hit {
+                self.last.set(k);
+                let r = &rs[k];
+                // SAFETY: the region holds `len` bytes from `addr` (checked above)
+                // and stays valid for the dispatch (`GlobalMemory::regions`).
+                return NonNull::new(unsafe { r.host.as_ptr().add((addr - r.start) as usize) });
+            }
+        }
+        self.memory.translate(addr, len, access(write)).ok()
+    }
+}
+
+/// The lowest faulting lane so far: (linear workgroup * lanes + local index, fault).
+pub type LaneFault = (u128, Fault);
+
+/// One worker's batch state, reused from batch to batch.
+pub struct Runner<'a> {
+    c: &'a Compiled,
+    dispatch: &'a Dispatch,
+    host: HostCtx<'a>,
+    /// Lanes per workgroup.
+    wg_lanes: usize,
+    slots: usize,
+    wave_size: usize,
+    regs: Vec<u64>,
+    recs: Vec<LaneRec>,
+    shared: Vec<u8>,
+    private: Vec<u8>,
+    parked: Vec<bool>,
+    list: Vec<u32>,
+    wave_min: Vec<u32>,
+    fault: Option<LaneFault>,
+    /// Linear id of the batch's first workgroup.
+    first: u64,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(
+        c: &'a Compiled,
+        kernel: &'a Kernel,
+        dispatch: &'a Dispatch,
+        memory: &'a dyn GlobalMemory,
+    ) -> Runner<'a> {
+        let wg_lanes = dispatch.lanes_per_workgroup() as usize;
+        let slots = c.lanes / wg_lanes.max(1);
+        let n = c.lanes;
+        Runner {
+            c,
+            dispatch,
+            host: HostCtx::new(kernel, &c.arg_tys, memory),
+            wg_lanes,
+            slots,
+            wave_size: dispatch.wave_size as usize,
+            regs: vec![0; kernel.values.len() * n],
+            recs: vec![LaneRec::EMPTY; n],
+            shared: vec![0; kernel.shared_size as usize * slots],
+            private: vec![0; kernel.private_size as usize * n],
+            parked: vec![false; n],
+            list: Vec::with_capacity(n),
+            wave_min: vec![PC_DEAD; slots],
+            fault: None,
+            first: 0,
+        }
+    }
+
+    /// Runs workgroups `first .. first + count` (count <= slots); returns the fault
+    /// of their lowest faulting lane.
+    pub fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
+        self.fault = None;
+        self.first = first;
+        self.setup(first, count);
+        let waves = self.wg_lanes.div_ceil(self.wave_size);
+        loop {
+            for w in 0..waves {
+                self.run_wave(w);
+            }
+            let mut released = false;
+            for (rec, parked) in self.recs.iter_mut().zip(self.parked.iter_mut()) {
+                if *parked {
+                    *parked = false;
+                    rec.pc += 1;
+                    released = true;
+                }
+            }
+            if !released {
+                break;
+            }
+        }
+        self.fault.take()
+    }
+
+    fn setup(&mut self, first: u64, count: usize) {
+        let k = self.host.kernel;
+        let (ss, ps) = (k.shared_size as usize, k.private_size as usize);
+        self.shared.fill(0);
+        self.private.fill(0);
+        self.parked.fill(false);
+        let shared = self.shared.as_mut_ptr() as u64;
+        let private = self.private.as_mut_ptr() as u64;
+        let entry_pc = 0;
+        for (lane, rec) in self.recs.iter_mut().enumerate() {
+            let (slot, local) = (lane / self.wg_lanes.max(1), lane % self.wg_lanes.max(1));
+            if slot >= count {
+                *rec = LaneRec::EMPTY;
+                continue;
+            }
+            *rec = LaneRec {
+                pc: entry_pc,
+                fault: NO_FAULT,
+                steps: 1,
+                fault_addr: 0,
+                shared: shared + (slot * ss) as u64,
+                private: private + (lane * ps) as u64,
+                local_index: local as u32,
+                local: self.dispatch.local_id(local as u32),
+                group: self.dispatch.workgroup_id(first + slot as u64),
+                lane_id: (local % self.wave_size) as u32,
+                wave_id: (local / self.wave_size) as u32,
+                _pad: 0,
+            };
+        }
+        if self.dispatch.step_limit < 1 {
+            for lane in 0..self.recs.len() {
+                if self.recs[lane].pc != PC_DEAD {
+                    self.recs[lane].fault = WATCHDOG_FAULT;
+                    self.recs[lane].fault_addr = 0;
+                    self.report(lane);
+                }
+            }
+        }
+    }
+
+    /// Runs wave `w` of every workgroup of the batch until none of its lanes is
+    /// runnable.
+    fn run_wave(&mut self, w: usize) {
+        let lo = w * self.wave_size;
+        let hi = (lo + self.wave_size).min(self.wg_lanes);
+        loop {
+            let mut best = PC_DEAD;
+            for s in 0..self.slots {
+                let base = s * self.wg_lanes;
+                let mut m = PC_DEAD;
+                for lane in base + lo..base + hi {
+                    let pc = self.recs[lane].pc;
+                    if pc < m && !self.parked[lane] {
+                        m = pc;
+                    }
+                }
+                self.wave_min[s] = m;
+                best = best.min(m);
+            }
+            if best == PC_DEAD {
+                return;
+            }
+            self.list.clear();
+            for s in 0..self.slots {
+                if self.wave_min[s] != best {
+                    continue;
+                }
+                let base = s * self.wg_lanes;
+                for lane in base + lo..base + hi {
+                    if self.recs[lane].pc == best && !self.parked[lane] {
+                        self.list.push(lane as u32);
+                    }
+                }
+            }
+            match self.c.plan.kind(best) {
+                PcKind::Segment(seg) => self.segment(seg),
+                PcKind::Sync(inst) => self.sync(inst, best, lo, hi),
+                PcKind::Inner => {
+                    // Unreachable for verified kernels; stop the lanes rather than spin.
+                    for k in 0..self.list.len() {
+                        let lane = self.list[k] as usize;
+                        self.recs[lane].pc = PC_DEAD;
+                    }
+                }
+            }
+        }
+    }
+
+    fn ctx(&mut self) -> BatchCtx {
+        let [u_ptr, u_len] = [
+            self.dispatch.uniforms.as_ptr() as u64,
+            self.dispatch.uniforms.len() as u64,
+        ];
+        BatchCtx {
+            regs: self.regs.as_mut_ptr(),
+            lanes: self.recs.as_mut_ptr(),
+            uniforms: u_ptr as *const u8,
+            uniforms_len: u_len,
+            step_limit: self.dispatch.step_limit,
+            host: (&raw const self.host).cast(),
+            workgroup_size: self.dispatch.workgroup_size,
+            num_workgroups: self.dispatch.workgroups,
+            wave_size: self.dispatch.wave_size,
+            _pad: 0,
+        }
+    }
+
+    /// Runs segment `seg` for the listed lanes.
+    fn segment(&mut self, seg: u32) {
+        let mut ctx = self.ctx();
+        // SAFETY: the code was compiled for `self.c.lanes` lanes and this kernel;
+        // every pointer in `ctx` refers to this runner's buffers of that size, and
+        // `list` holds `list.len()` increasing lane indices below `lanes`.
+        let faulted = unsafe {
+            (self.c.code.func)(&mut ctx, seg, self.list.as_ptr(), self.list.len() as u32)
+        };
+        if faulted != 0 {
+            for k in 0..self.list.len() {
+                let lane = self.list[k] as usize;
+                if self.recs[lane].fault != NO_FAULT {
+                    self.report(lane);
+                }
+            }
+        }
+    }
+
+    /// A barrier or cross-lane instruction at `pc` for the listed lanes.
+    fn sync(&mut self, inst: Inst, pc: u32, lo: usize, hi: usize) {
+        let kernel = self.host.kernel;
+        let data = &kernel.insts[inst];
+        if data.kind == InstKind::Barrier {
+            for &lane in &self.list {
+                self.parked[lane as usize] = true;
+            }
+            return;
+        }
+        let n = self.c.lanes;
+        let width = hi - lo;
+        let mut executing = vec![false; width];
+        let mut cols = vec![vec![0u64; width]; data.args.len()];
+        let mut out = vec![0u64; width];
+        for s in 0..self.slots {
+            if self.wave_min[s] != pc {
+                continue;
+            }
+            let base = s * self.wg_lanes + lo;
+            executing.fill(false);
+            for (i, e) in executing.iter_mut().enumerate() {
+                let lane = base + i;
+                *e = self.recs[lane].pc == pc && !self.parked[lane];
+            }
+            for (col, &v) in cols.iter_mut().zip(&data.args) {
+                for (i, c) in col.iter_mut().enumerate() {
+                    *c = if executing[i] {
+                        self.regs[v.as_u32() as usize * n + base + i]
+                    } else {
+                        0
+                    };
+                }
+            }
+            let refs: Vec<&[u64]> = cols.iter().map(Vec::as_slice).collect();
+            let tys = &self.c.arg_tys[inst.as_u32() as usize];
+            let ok =
+                data.results.len() == 1 && eval_wave(&data.kind, tys, &executing, &refs, &mut out);
+            for i in 0..width {
+                if !executing[i] {
+                    continue;
+                }
+                let lane = base + i;
+                if ok {
+                    self.regs[data.results[0].as_u32() as usize * n + lane] = out[i];
+                    self.recs[lane].pc = pc + 1;
+                } else {
+                    self.recs[lane].fault = inst.as_u32();
+                    self.report(lane);
+                }
+            }
+        }
+    }
+
+    /// Turns lane `lane`'s fault record into a `Fault`, stops the lane and keeps
+    /// the fault if it is the lowest so far.
+    fn report(&mut self, lane: usize) {
+        let rec = self.recs[lane];
+        self.recs[lane].pc = PC_DEAD;
+        self.parked[lane] = false;
+        let wgl = self.wg_lanes.max(1);
+        let (slot, local) = (lane / wgl, lane % wgl);
+        let key = u128::from(self.first + slot as u64) * wgl as u128 + local as u128;
+        if self.fault.as_ref().is_some_and(|(k, _)| *k < key) {
+            return;
+        }
+        let kernel = self.host.kernel;
+        let (block, inst, kind) = if rec.fault == WATCHDOG_FAULT {
+            (
+                Block::from_u32(rec.fault_addr as u32),
+                None,
+                FaultKind::Watchdog {
+                    limit: self.dispatch.step_limit,
+                },
+            )
+        } else {
+            let inst = Inst::from_u32(rec.fault);
+            let block = self.c.inst_block[inst];
+            (block, Some(inst), self.fault_kind(inst, rec.fault_addr))
+        };
+        let fault = Fault {
+            kernel: kernel.name.clone(),
+            block,
+            inst,
+            guest_pc: inst.and_then(|i| kernel.srclocs[i].0),
+            lane: LaneId {
+                workgroup: rec.group,
+                local: rec.local,
+            },
+            kind,
+        };
+        self.fault = Some((key, fault));
+    }
+
+    /// The fault of instruction `inst` refused at `addr`, derived like the
+    /// interpreter: alignment first, then the range.
+    fn fault_kind(&self, inst: Inst, addr: u64) -> FaultKind {
+        let kernel = self.host.kernel;
+        let (space, align, size, write) = match &kernel.insts[inst].kind {
+            InstKind::Load(a) => (a.space, a.align, a.total_bytes(), false),
+            InstKind::Store(a) => (a.space, a.align, a.total_bytes(), true),
+            InstKind::Atomic { space, ty, .. } => (*space, ty.bytes(), ty.bytes(), true),
+            InstKind::Trap { code } => return FaultKind::Trap { code: *code },
+            _ => {
+                return FaultKind::Trap {
+                    code: MALFORMED_TRAP,
+                };
+            }
+        };
+        let cause = if align > 1 && !addr.is_multiple_of(u64::from(align)) {
+            AccessCause::Misaligned { align }
+        } else if space == AddrSpace::Global {
+            self.host
+                .memory
+                .translate(addr, u64::from(size), access(write))
+                .err()
+                .unwrap_or(AccessCause::OutOfBounds)
+        } else {
+            AccessCause::OutOfBounds
+        };
+        FaultKind::Memory {
+            space,
+            addr,
+            size,
+            write,
+            cause,
+        }
+    }
+}

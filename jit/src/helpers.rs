@@ -1,0 +1,128 @@
+//! Host functions that compiled code calls for rare or complex work: pure
+//! instructions it does not inline (through `semantics::eval_pure`), global-memory
+//! translation and global atomics, and the atomic value rule.
+//!
+//! They are `extern "C"` and never panic: a failure is reported by the return
+//! value and turned into the interpreter's fault on the Rust side.
+
+use wavejit_ir::semantics::atomic::atomic_rmw;
+use wavejit_ir::semantics::eval_pure;
+use wavejit_ir::{Access, AtomicOp, Inst};
+
+use crate::exec::HostCtx;
+
+/// Atomic operations in the order compiled code encodes them.
+pub const ATOMIC_OPS: [AtomicOp; 13] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::MinU,
+    AtomicOp::MinS,
+    AtomicOp::MaxU,
+    AtomicOp::MaxS,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+    AtomicOp::Xchg,
+    AtomicOp::CmpXchg,
+    AtomicOp::IncWrap,
+    AtomicOp::DecWrap,
+];
+
+pub fn atomic_code(op: AtomicOp) -> u32 {
+    ATOMIC_OPS.iter().position(|&o| o == op).unwrap_or(0) as u32
+}
+
+fn atomic_op(code: u32) -> AtomicOp {
+    ATOMIC_OPS
+        .get(code as usize)
+        .copied()
+        .unwrap_or(AtomicOp::Add)
+}
+
+/// Most arguments and results of a pure instruction.
+pub const PURE_MAX_ARGS: usize = 8;
+pub const PURE_MAX_RESULTS: usize = 4;
+
+/// Evaluates pure instruction `inst` for one lane: `args` holds its argument bits,
+/// results go to `out`. Returns 0 when `eval_pure` refuses the instruction.
+///
+/// # Safety
+/// `host` must be the live context of the running batch; `args` and `out` must
+/// point to [`PURE_MAX_ARGS`] and [`PURE_MAX_RESULTS`] `u64`s.
+pub unsafe extern "C" fn wj_pure(
+    host: *const HostCtx<'static>,
+    inst: u32,
+    args: *const u64,
+    out: *mut u64,
+) -> u32 {
+    // SAFETY: the caller passes the batch's live context and buffers.
+    let (host, args, out) = unsafe {
+        (
+            &*host,
+            std::slice::from_raw_parts(args, PURE_MAX_ARGS),
+            std::slice::from_raw_parts_mut(out, PURE_MAX_RESULTS),
+        )
+    };
+    let inst = Inst::from_u32(inst);
+    let Some(data) = host.kernel.insts.get(inst) else {
+        return 0;
+    };
+    let tys = &host.arg_tys[inst.as_u32() as usize];
+    let (Some(args), Some(out)) = (args.get(..tys.len()), out.get_mut(..data.results.len())) else {
+        return 0;
+    };
+    u32::from(eval_pure(&data.kind, tys, args, out))
+}
+
+/// Host address of `len` bytes at global address `addr` for reading (`write` 0)
+/// or writing, or null when the access is refused.
+///
+/// # Safety
+/// `host` must be the live context of the running batch.
+pub unsafe extern "C" fn wj_global_ptr(
+    host: *const HostCtx<'static>,
+    addr: u64,
+    len: u64,
+    write: u32,
+) -> *mut u8 {
+    // SAFETY: the caller passes the batch's live context.
+    let host = unsafe { &*host };
+    host.global_ptr(addr, len, write != 0)
+        .map_or(std::ptr::null_mut(), |p| p.as_ptr())
+}
+
+/// Global atomic of `bytes` (4 or 8) at `addr`; the old value goes to `*out`.
+/// Returns 0 when the access is refused.
+///
+/// # Safety
+/// `host` must be the live context of the running batch; `out` must be writable.
+pub unsafe extern "C" fn wj_global_atomic(
+    host: *const HostCtx<'static>,
+    addr: u64,
+    bytes: u32,
+    op: u32,
+    a: u64,
+    b: u64,
+    out: *mut u64,
+) -> u32 {
+    // SAFETY: the caller passes the batch's live context and a result slot.
+    let host = unsafe { &*host };
+    match host.memory.atomic(addr, bytes, atomic_op(op), a, b) {
+        Ok(old) => {
+            // SAFETY: see above.
+            unsafe { out.write(old) };
+            1
+        }
+        Err(_) => 0,
+    }
+}
+
+/// The new value of an atomic (`semantics::atomic::atomic_rmw`), for shared memory.
+pub extern "C" fn wj_rmw(op: u32, bytes: u32, old: u64, a: u64, b: u64) -> u64 {
+    atomic_rmw(atomic_op(op), bytes, old, a, b)
+}
+
+/// The access kind of a global load or store.
+pub fn access(write: bool) -> Access {
+    if write { Access::Write } else { Access::Read }
+}

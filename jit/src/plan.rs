@@ -1,0 +1,225 @@
+//! How a kernel is cut for execution: linear pcs, segments and lane-major runs.
+//!
+//! A lane's pc is always a *segment start* or a *sync position* (a barrier or a
+//! cross-lane instruction, executed by the Rust scheduler). A segment is the
+//! straight-line code from a block start or right after a sync instruction up to the
+//! next sync instruction or through the block's terminator; compiled code runs a
+//! whole segment for a co-active set.
+//!
+//! Inside a segment, the interpreter executes instruction by instruction for the
+//! lanes in increasing order. Compiled code instead runs *runs* lane by lane: a run
+//! may hold any lane-local instructions plus either any number of shared/global
+//! loads or exactly one shared/global store or atomic. Other lanes cannot observe
+//! the difference, so the memory effects equal the interpreter's.
+
+use cranelift_entity::SecondaryMap;
+use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Value};
+
+/// What a linear pc denotes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PcKind {
+    /// Start of segment number `.0`.
+    Segment(u32),
+    /// A barrier or cross-lane instruction run by the scheduler.
+    Sync(Inst),
+    /// Inside a segment: never a lane's pc.
+    Inner,
+}
+
+/// Instructions run lane by lane in one loop.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub insts: Vec<Inst>,
+    /// The block's terminator ends this run.
+    pub term: bool,
+    /// Contains something that can fault or write memory (lanes that faulted earlier
+    /// in the segment must skip it).
+    pub guarded: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Segment {
+    pub block: Block,
+    pub runs: Vec<Run>,
+    /// Linear pc where lanes go after the segment when it ends at a sync
+    /// instruction; `None` when it ends with the terminator.
+    pub next_pc: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub block_pc: SecondaryMap<Block, u32>,
+    pub kinds: Vec<PcKind>,
+    pub segments: Vec<Segment>,
+    /// Values that must live in the register slab (used outside their run).
+    pub spill: SecondaryMap<Value, bool>,
+}
+
+/// Barriers and cross-lane instructions end segments.
+pub fn is_sync(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::Barrier) || kind.is_cross_lane()
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum MemClass {
+    Local,
+    SharedRead,
+    SharedWrite,
+}
+
+fn mem_class(kind: &InstKind) -> MemClass {
+    let visible = |s: AddrSpace| matches!(s, AddrSpace::Global | AddrSpace::Shared);
+    match kind {
+        InstKind::Load(a) if visible(a.space) => MemClass::SharedRead,
+        InstKind::Store(a) if visible(a.space) => MemClass::SharedWrite,
+        InstKind::Atomic { .. } => MemClass::SharedWrite,
+        _ => MemClass::Local,
+    }
+}
+
+fn can_fault(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Load(_) | InstKind::Store(_) | InstKind::Atomic { .. } | InstKind::Trap { .. }
+    )
+}
+
+impl Plan {
+    pub fn new(kernel: &Kernel) -> Plan {
+        let mut block_pc = SecondaryMap::new();
+        let mut next = 0u32;
+        for (b, data) in kernel.blocks.iter() {
+            block_pc[b] = next;
+            next += data.insts.len() as u32 + 1;
+        }
+        let mut kinds = vec![PcKind::Inner; next as usize];
+        let mut segments = Vec::new();
+        // Run id of every instruction and terminator, for the spill analysis.
+        let mut inst_run: SecondaryMap<Inst, u32> = SecondaryMap::new();
+        let mut term_run: SecondaryMap<Block, u32> = SecondaryMap::new();
+        let mut run_id = 0u32;
+        for (b, data) in kernel.blocks.iter() {
+            let base = block_pc[b];
+            let n = data.insts.len();
+            let mut i = 0;
+            while i <= n {
+                if i < n && is_sync(&kernel.insts[data.insts[i]].kind) {
+                    kinds[(base + i as u32) as usize] = PcKind::Sync(data.insts[i]);
+                    i += 1;
+                    continue;
+                }
+                kinds[(base + i as u32) as usize] = PcKind::Segment(segments.len() as u32);
+                let mut runs = vec![Run::default()];
+                let (mut reads, mut writes) = (false, false);
+                let mut next_pc = None;
+                loop {
+                    if i == n {
+                        let last = runs.last_mut().map(|r| {
+                            r.term = true;
+                            r.guarded = true;
+                        });
+                        debug_assert!(last.is_some());
+                        term_run[b] = run_id + runs.len() as u32 - 1;
+                        i += 1;
+                        break;
+                    }
+                    let inst = data.insts[i];
+                    let kind = &kernel.insts[inst].kind;
+                    if is_sync(kind) {
+                        next_pc = Some(base + i as u32);
+                        break;
+                    }
+                    let class = mem_class(kind);
+                    let split = match class {
+                        MemClass::Local => false,
+                        MemClass::SharedRead => writes,
+                        MemClass::SharedWrite => reads || writes,
+                    };
+                    if split {
+                        runs.push(Run::default());
+                        reads = false;
+                        writes = false;
+                    }
+                    reads |= class == MemClass::SharedRead;
+                    writes |= class == MemClass::SharedWrite;
+                    if let Some(run) = runs.last_mut() {
+                        run.insts.push(inst);
+                        run.guarded |= can_fault(kind);
+                    }
+                    inst_run[inst] = run_id + runs.len() as u32 - 1;
+                    i += 1;
+                }
+                run_id += runs.len() as u32;
+                segments.push(Segment {
+                    block: b,
+                    runs,
+                    next_pc,
+                });
+            }
+        }
+        let spill = spill_analysis(kernel, &inst_run, &term_run);
+        Plan {
+            block_pc,
+            kinds,
+            segments,
+            spill,
+        }
+    }
+
+    /// Linear pc of instruction index `index` of `block` (`len` = terminator).
+    pub fn pc_of(&self, block: Block, index: usize) -> u32 {
+        self.block_pc[block] + index as u32
+    }
+
+    pub fn kind(&self, pc: u32) -> PcKind {
+        self.kinds
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(PcKind::Inner)
+    }
+}
+
+/// A value is spilled to the slab when something outside its defining run reads it.
+/// Block parameters and results of sync instructions always live in the slab.
+fn spill_analysis(
+    kernel: &Kernel,
+    inst_run: &SecondaryMap<Inst, u32>,
+    term_run: &SecondaryMap<Block, u32>,
+) -> SecondaryMap<Value, bool> {
+    let mut spill: SecondaryMap<Value, bool> = SecondaryMap::new();
+    let def_run = |v: Value| -> Option<u32> {
+        match kernel.values.get(v)?.def {
+            wavejit_ir::ValueDef::Result { inst, .. } => {
+                if is_sync(&kernel.insts[inst].kind) {
+                    None
+                } else {
+                    Some(inst_run[inst])
+                }
+            }
+            wavejit_ir::ValueDef::Param { .. } => None,
+        }
+    };
+    for (b, data) in kernel.blocks.iter() {
+        for &inst in &data.insts {
+            let idata = &kernel.insts[inst];
+            let use_run = if is_sync(&idata.kind) {
+                None
+            } else {
+                Some(inst_run[inst])
+            };
+            for &a in &idata.args {
+                if use_run.is_none() || def_run(a) != use_run {
+                    spill[a] = true;
+                }
+            }
+        }
+        if let Some(term) = &data.term {
+            for a in term.uses() {
+                if def_run(a) != Some(term_run[b]) {
+                    spill[a] = true;
+                }
+            }
+        }
+    }
+    spill
+}

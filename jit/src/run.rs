@@ -1,0 +1,72 @@
+//! A whole dispatch: batches of whole workgroups, on one or several threads.
+//!
+//! With the FAULT RULE the reported fault is the lowest faulting lane. Batches are
+//! taken in increasing order, so when a batch faults every lower batch has been
+//! taken and runs to its end; higher batches not yet taken are skipped. Results
+//! therefore do not depend on the number of threads.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel};
+
+use crate::compiled::Compiled;
+use crate::exec::{LaneFault, Runner};
+
+pub fn run_dispatch(
+    c: &Compiled,
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    memory: &dyn GlobalMemory,
+    threads: usize,
+) -> Result<(), Fault> {
+    let wg_lanes = dispatch.lanes_per_workgroup() as usize;
+    let groups = dispatch.workgroup_count();
+    if wg_lanes == 0 || groups == 0 {
+        return Ok(());
+    }
+    let slots = (c.lanes / wg_lanes).max(1) as u64;
+    let batches = groups.div_ceil(slots);
+    let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
+    let threads = (threads.max(1) as u64).min(batches) as usize;
+    if threads == 1 {
+        let mut runner = Runner::new(c, kernel, dispatch, memory);
+        for b in 0..batches {
+            let (first, count) = batch(b);
+            if let Some((_, fault)) = runner.run_batch(first, count) {
+                return Err(fault);
+            }
+        }
+        return Ok(());
+    }
+    let next = AtomicU64::new(0);
+    let stop = AtomicU64::new(u64::MAX);
+    let best: Mutex<Option<LaneFault>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut runner = Runner::new(c, kernel, dispatch, memory);
+                loop {
+                    let b = next.fetch_add(1, Ordering::SeqCst);
+                    if b >= batches || b > stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let (first, count) = batch(b);
+                    if let Some(found) = runner.run_batch(first, count) {
+                        stop.fetch_min(b, Ordering::SeqCst);
+                        if let Ok(mut best) = best.lock()
+                            && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
+                        {
+                            *best = Some(found);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match best.into_inner() {
+        Ok(Some((_, fault))) => Err(fault),
+        Ok(None) => Ok(()),
+        Err(poisoned) => poisoned.into_inner().map_or(Ok(()), |(_, f)| Err(f)),
+    }
+}

@@ -1,0 +1,390 @@
+//! Hand-written kernels run on the interpreter and the JIT (several batch widths
+//! and thread counts); results must match bit for bit and hold the expected values.
+
+mod support;
+
+use support::{BUF, compare};
+use wavejit_ir::{
+    AddrSpace, Block, BlockCall, Builder, Builtin, CastOp, Dispatch, FaultKind, IBinOp, IUnOp,
+    InstKind, IntCC, Kernel, MemAccess, Type, Value,
+};
+
+/// Global linear lane id (x only) as i32, and its i64 byte address `BUF + id * scale`.
+fn lane_addr(b: &mut Builder, scale: u64) -> (Value, Value) {
+    let wg = b.ins(InstKind::Builtin(Builtin::WorkgroupId(0)), &[]);
+    let size = b.ins(InstKind::Builtin(Builtin::WorkgroupSize(0)), &[]);
+    let local = b.ins(InstKind::Builtin(Builtin::LocalId(0)), &[]);
+    let base = b.ins(InstKind::IBinary(IBinOp::Mul), &[wg, size]);
+    let id = b.ins(InstKind::IBinary(IBinOp::Add), &[base, local]);
+    let id64 = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[id],
+    );
+    let s = b.iconst(Type::I64, scale);
+    let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[id64, s]);
+    let bufc = b.iconst(Type::I64, BUF);
+    let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[bufc, off]);
+    (id, addr)
+}
+
+fn store(b: &mut Builder, space: AddrSpace, ty: Type, addr: Value, v: Value) {
+    b.ins(InstKind::Store(MemAccess::scalar(space, ty)), &[addr, v]);
+}
+
+fn u32s(m: &[u8]) -> Vec<u32> {
+    m.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn straight_line_store() {
+    let mut k = Kernel::new("store");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 4);
+    let three = b.iconst(Type::I32, 3);
+    let one = b.iconst(Type::I32, 1);
+    let m = b.ins(InstKind::IBinary(IBinOp::Mul), &[id, three]);
+    let v = b.ins(InstKind::IBinary(IBinOp::Add), &[m, one]);
+    store(&mut b, AddrSpace::Global, Type::I32, addr, v);
+    b.exit();
+    let d = Dispatch::new([4, 1, 1], [8, 1, 1]);
+    let out = compare(&k, &d, &[0; 160], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got.iter().take(32).enumerate() {
+        assert_eq!(v, i as u32 * 3 + 1);
+    }
+    assert_eq!(got[32], 0);
+}
+
+/// Every integer binary/unary op on every width, from lane-dependent operands.
+#[test]
+fn integer_ops_all_widths() {
+    let bin = [
+        IBinOp::Add,
+        IBinOp::Sub,
+        IBinOp::Mul,
+        IBinOp::MulHiU,
+        IBinOp::MulHiS,
+        IBinOp::DivU,
+        IBinOp::DivS,
+        IBinOp::RemU,
+        IBinOp::RemS,
+        IBinOp::And,
+        IBinOp::Or,
+        IBinOp::Xor,
+        IBinOp::Shl,
+        IBinOp::ShrU,
+        IBinOp::ShrS,
+        IBinOp::Rotl,
+        IBinOp::Rotr,
+        IBinOp::MinU,
+        IBinOp::MinS,
+        IBinOp::MaxU,
+        IBinOp::MaxS,
+        IBinOp::AddSatU,
+        IBinOp::AddSatS,
+        IBinOp::SubSatU,
+        IBinOp::SubSatS,
+    ];
+    let un = [
+        IUnOp::Not,
+        IUnOp::Neg,
+        IUnOp::Abs,
+        IUnOp::Clz,
+        IUnOp::Ctz,
+        IUnOp::Popcnt,
+        IUnOp::Bitrev,
+        IUnOp::Bswap,
+    ];
+    let types = [Type::I8, Type::I16, Type::I32, Type::I64];
+    let mut k = Kernel::new("intops");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 8 * 256);
+    // Operands: a mix of extremes picked by lane id bits.
+    let id64 = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[id],
+    );
+    let k1 = b.iconst(Type::I64, 0x9E37_79B9_7F4A_7C15);
+    let h = b.ins(InstKind::IBinary(IBinOp::Mul), &[id64, k1]);
+    let c29 = b.iconst(Type::I64, 29);
+    let h2 = b.ins(InstKind::IBinary(IBinOp::Rotl), &[h, c29]);
+    let mut slot = 0u64;
+    for ty in types {
+        let a = if ty == Type::I64 {
+            h
+        } else {
+            b.ins(
+                InstKind::Cast {
+                    op: CastOp::Trunc,
+                    to: ty,
+                },
+                &[h],
+            )
+        };
+        let bb = if ty == Type::I64 {
+            h2
+        } else {
+            b.ins(
+                InstKind::Cast {
+                    op: CastOp::Trunc,
+                    to: ty,
+                },
+                &[h2],
+            )
+        };
+        // Make some divisors zero / -1 and some dividends MIN.
+        let small = b.iconst(ty, 3);
+        let bsm = b.ins(InstKind::IBinary(IBinOp::And), &[bb, small]);
+        let one = b.iconst(ty, 1);
+        let bneg = b.ins(InstKind::IBinary(IBinOp::Sub), &[bsm, one]);
+        for op in bin {
+            for (x, y) in [(a, bb), (a, bneg)] {
+                let r = b.ins(InstKind::IBinary(op), &[x, y]);
+                let r64 = if ty == Type::I64 {
+                    r
+                } else {
+                    b.ins(
+                        InstKind::Cast {
+                            op: CastOp::Zext,
+                            to: Type::I64,
+                        },
+                        &[r],
+                    )
+                };
+                let o = b.iconst(Type::I64, slot * 8);
+                let p = b.ins(InstKind::IBinary(IBinOp::Add), &[addr, o]);
+                store(&mut b, AddrSpace::Global, Type::I64, p, r64);
+                slot += 1;
+            }
+        }
+        for op in un {
+            let r = b.ins(InstKind::IUnary(op), &[a]);
+            let r64 = if ty == Type::I64 {
+                r
+            } else {
+                b.ins(
+                    InstKind::Cast {
+                        op: CastOp::Sext,
+                        to: Type::I64,
+                    },
+                    &[r],
+                )
+            };
+            let o = b.iconst(Type::I64, slot * 8);
+            let p = b.ins(InstKind::IBinary(IBinOp::Add), &[addr, o]);
+            store(&mut b, AddrSpace::Global, Type::I64, p, r64);
+            slot += 1;
+        }
+        for cc in [IntCC::Eq, IntCC::Ult, IntCC::Sle, IntCC::Sgt, IntCC::Uge] {
+            let c = b.ins(InstKind::Icmp(cc), &[a, bneg]);
+            let s = b.ins(InstKind::Select, &[c, a, bb]);
+            let r64 = if ty == Type::I64 {
+                s
+            } else {
+                b.ins(
+                    InstKind::Cast {
+                        op: CastOp::Zext,
+                        to: Type::I64,
+                    },
+                    &[s],
+                )
+            };
+            let o = b.iconst(Type::I64, slot * 8);
+            let p = b.ins(InstKind::IBinary(IBinOp::Add), &[addr, o]);
+            store(&mut b, AddrSpace::Global, Type::I64, p, r64);
+            slot += 1;
+        }
+    }
+    assert!(slot <= 256, "{slot} slots");
+    b.exit();
+    let d = Dispatch::new([2, 1, 1], [16, 1, 1]);
+    let out = compare(&k, &d, &vec![0; 32 * 256 * 8], &[]);
+    assert_eq!(out.fault, None);
+    // Spot-check a few values computed by hand: lane 0 has h = 0, so Add(0,0)=0 and
+    // DivU(0, 0 - 1) on i8 = 0; and lane 1's i8 Add is (h + h2) as u8.
+    assert!(out.memory.iter().any(|&x| x != 0));
+}
+
+/// Per-lane trip counts, divergent if/else, and a loop-carried block parameter.
+#[test]
+fn divergent_loop() {
+    let mut k = Kernel::new("loop");
+    let entry = k.add_block();
+    let head = k.add_block();
+    let body_odd = k.add_block();
+    let body_even = k.add_block();
+    let latch = k.add_block();
+    let done = k.add_block();
+    let i = k.add_block_param(head, Type::I32);
+    let acc = k.add_block_param(head, Type::I32);
+    let acc2 = k.add_block_param(latch, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 4);
+    let zero = b.iconst(Type::I32, 0);
+    b.jump(head, &[zero, zero]);
+    b.switch_to(head);
+    let seven = b.iconst(Type::I32, 7);
+    let n = b.ins(InstKind::IBinary(IBinOp::And), &[id, seven]);
+    let more = b.ins(InstKind::Icmp(IntCC::Ult), &[i, n]);
+    b.branch(
+        more,
+        BlockCall::new(body_odd, &[]),
+        BlockCall::new(done, &[]),
+    );
+    b.switch_to(body_odd);
+    let one = b.iconst(Type::I32, 1);
+    let bit = b.ins(InstKind::IBinary(IBinOp::And), &[i, one]);
+    let odd = b.ins(InstKind::Icmp(IntCC::Ne), &[bit, zero]);
+    let x = b.ins(InstKind::IBinary(IBinOp::Add), &[acc, i]);
+    b.branch(
+        odd,
+        BlockCall::new(latch, &[x]),
+        BlockCall::new(body_even, &[]),
+    );
+    b.switch_to(body_even);
+    let c10 = b.iconst(Type::I32, 10);
+    let y = b.ins(InstKind::IBinary(IBinOp::Mul), &[acc, c10]);
+    b.jump(latch, &[y]);
+    b.switch_to(latch);
+    let i1 = b.ins(InstKind::IBinary(IBinOp::Add), &[i, one]);
+    b.jump(head, &[i1, acc2]);
+    b.switch_to(done);
+    store(&mut b, AddrSpace::Global, Type::I32, addr, acc);
+    b.exit();
+    let d = Dispatch::new([3, 1, 1], [16, 1, 1]);
+    let out = compare(&k, &d, &[0; 48 * 4], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for lane in 0..48u32 {
+        let mut acc = 0u32;
+        for i in 0..(lane & 7) {
+            acc = if i & 1 == 1 { acc + i } else { acc * 10 };
+        }
+        assert_eq!(got[lane as usize], acc, "lane {lane}");
+    }
+}
+
+/// Shared memory reversed through a barrier inside a loop.
+#[test]
+fn barrier_in_loop_reverses_shared() {
+    let mut k = Kernel::new("reverse");
+    k.shared_size = 64 * 4;
+    let entry = k.add_block();
+    let head = k.add_block();
+    let body = k.add_block();
+    let done = k.add_block();
+    let it = k.add_block_param(head, Type::I32);
+    let val = k.add_block_param(head, Type::I32);
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 4);
+    let local = b.ins(InstKind::Builtin(Builtin::LocalIndex), &[]);
+    let zero = b.iconst(Type::I32, 0);
+    b.jump(head, &[zero, id]);
+    b.switch_to(head);
+    let three = b.iconst(Type::I32, 3);
+    let more = b.ins(InstKind::Icmp(IntCC::Ult), &[it, three]);
+    b.branch(more, BlockCall::new(body, &[]), BlockCall::new(done, &[]));
+    b.switch_to(body);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[local, four]);
+    store(&mut b, AddrSpace::Shared, Type::I32, off, val);
+    b.ins(InstKind::Barrier, &[]);
+    let size = b.ins(InstKind::Builtin(Builtin::WorkgroupSize(0)), &[]);
+    let one = b.iconst(Type::I32, 1);
+    let last = b.ins(InstKind::IBinary(IBinOp::Sub), &[size, one]);
+    let rev = b.ins(InstKind::IBinary(IBinOp::Sub), &[last, local]);
+    let roff = b.ins(InstKind::IBinary(IBinOp::Mul), &[rev, four]);
+    let got = b.ins(
+        InstKind::Load(MemAccess::scalar(AddrSpace::Shared, Type::I32)),
+        &[roff],
+    );
+    let got2 = b.ins(InstKind::IBinary(IBinOp::Add), &[got, one]);
+    b.ins(InstKind::Barrier, &[]);
+    let it1 = b.ins(InstKind::IBinary(IBinOp::Add), &[it, one]);
+    b.jump(head, &[it1, got2]);
+    b.switch_to(done);
+    store(&mut b, AddrSpace::Global, Type::I32, addr, val);
+    b.exit();
+    let mut d = Dispatch::new([5, 1, 1], [12, 1, 1]);
+    d.wave_size = 4;
+    let out = compare(&k, &d, &[0; 60 * 4], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for g in 0..5u32 {
+        for l in 0..12u32 {
+            // Three reversals: the value comes from the mirrored lane, +3.
+            let want = g * 12 + (11 - l) + 3;
+            assert_eq!(got[(g * 12 + l) as usize], want);
+        }
+    }
+}
+
+/// An out-of-bounds store in some lanes and a trap: the lowest lane's fault wins.
+#[test]
+fn faults_match_lowest_lane() {
+    let mut k = Kernel::new("faults");
+    let entry = k.add_block();
+    let bad = k.add_block();
+    let good = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 4);
+    let c = b.iconst(Type::I32, 21);
+    let big = b.ins(InstKind::Icmp(IntCC::Ugt), &[id, c]);
+    b.branch(big, BlockCall::new(bad, &[]), BlockCall::new(good, &[]));
+    b.switch_to(bad);
+    let c30 = b.iconst(Type::I32, 30);
+    let is30 = b.ins(InstKind::Icmp(IntCC::Eq), &[id, c30]);
+    let _ = is30;
+    store(&mut b, AddrSpace::Global, Type::I32, addr, id);
+    b.exit();
+    b.switch_to(good);
+    store(&mut b, AddrSpace::Global, Type::I32, addr, id);
+    b.exit();
+    // The buffer holds 24 words: lanes 24.. fault; lane 24 is the lowest.
+    let d = Dispatch::new([4, 1, 1], [8, 1, 1]);
+    let out = compare(&k, &d, &[0; 24 * 4], &[]);
+    let f = out.fault.expect("a fault");
+    assert_eq!(f.lane.workgroup, [3, 0, 0]);
+    assert_eq!(f.lane.local, [0, 0, 0]);
+    assert!(matches!(f.kind, FaultKind::Memory { write: true, .. }));
+}
+
+#[test]
+fn watchdog_and_trap() {
+    // An endless loop hits the watchdog.
+    let mut k = Kernel::new("spin");
+    let entry = k.add_block();
+    let spin = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    b.jump(spin, &[]);
+    b.switch_to(spin);
+    b.jump(spin, &[]);
+    let mut d = Dispatch::new([2, 1, 1], [4, 1, 1]);
+    d.step_limit = 100;
+    let out = compare(&k, &d, &[], &[]);
+    let f = out.fault.expect("watchdog");
+    assert_eq!(f.kind, FaultKind::Watchdog { limit: 100 });
+    assert_eq!(f.block, Block::from_u32(1));
+
+    let mut k = Kernel::new("trap");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    b.set_srcloc(Some(0x40));
+    b.ins(InstKind::Trap { code: 7 }, &[]);
+    b.exit();
+    let out = compare(&k, &Dispatch::new([1, 1, 1], [4, 1, 1]), &[], &[]);
+    let f = out.fault.expect("trap");
+    assert_eq!(f.kind, FaultKind::Trap { code: 7 });
+    assert_eq!(f.guest_pc, Some(0x40));
+}

@@ -1,0 +1,166 @@
+//! Test support: a small global memory with two allocations, and a comparison of
+//! the JIT against the golden interpreter.
+#![allow(dead_code)]
+
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory, Kernel, Region};
+use wavejit_jit::{Jit, JitConfig};
+
+/// Guest address of the writable buffer.
+pub const BUF: u64 = 0x1000_0000;
+/// Guest address of the read-only buffer.
+pub const RO: u64 = 0x2000_0000;
+
+/// Two allocations: a writable one at [`BUF`] and a read-only one at [`RO`].
+pub struct TestMemory {
+    rw: UnsafeCell<Vec<u64>>,
+    ro: UnsafeCell<Vec<u64>>,
+    /// Offer `regions()` (the JIT's inline path) or not.
+    pub with_regions: bool,
+}
+
+// SAFETY: concurrent access goes through raw pointers handed out by `translate`,
+// exactly like a real device memory; tests synchronise through the engines.
+unsafe impl Sync for TestMemory {}
+
+impl TestMemory {
+    pub fn new(rw: &[u8], ro: &[u8], with_regions: bool) -> TestMemory {
+        let words = |b: &[u8]| {
+            let mut v = vec![0u64; b.len().div_ceil(8)];
+            for (i, &x) in b.iter().enumerate() {
+                v[i / 8] |= u64::from(x) << (8 * (i % 8));
+            }
+            v
+        };
+        TestMemory {
+            rw: UnsafeCell::new(words(rw)),
+            ro: UnsafeCell::new(words(ro)),
+            with_regions,
+        }
+    }
+
+    pub fn rw_bytes(&self) -> Vec<u8> {
+        // SAFETY: no engine runs while tests read the result.
+        let v = unsafe { &*self.rw.get() };
+        v.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    fn parts(&self) -> [(u64, u64, *mut u8, bool); 2] {
+        // SAFETY: only raw pointers are taken.
+        let (rw, ro) = unsafe { (&mut *self.rw.get(), &mut *self.ro.get()) };
+        [
+            (BUF, rw.len() as u64 * 8, rw.as_mut_ptr().cast(), true),
+            (RO, ro.len() as u64 * 8, ro.as_mut_ptr().cast(), false),
+        ]
+    }
+}
+
+// SAFETY: the pointers stay valid while `self` lives; ranges are checked.
+unsafe impl GlobalMemory for TestMemory {
+    fn translate(&self, addr: u64, len: u64, access: Access) -> Result<NonNull<u8>, AccessCause> {
+        for (start, size, host, writable) in self.parts() {
+            if addr >= start && addr < start + size.max(1) {
+                if addr - start + len > size {
+                    return Err(AccessCause::OutOfBounds);
+                }
+                if access == Access::Write && !writable {
+                    return Err(AccessCause::ReadOnly);
+                }
+                // SAFETY: within the allocation.
+                return NonNull::new(unsafe { host.add((addr - start) as usize) })
+                    .ok_or(AccessCause::Unmapped);
+            }
+        }
+        Err(AccessCause::Unmapped)
+    }
+
+    fn regions(&self) -> Option<Vec<Region>> {
+        if !self.with_regions {
+            return None;
+        }
+        Some(
+            self.parts()
+                .into_iter()
+                .filter_map(|(start, len, host, writable)| {
+                    Some(Region {
+                        start,
+                        len,
+                        host: NonNull::new(host)?,
+                        writable,
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Result of one engine run: the fault and the writable buffer afterwards.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub fault: Option<Fault>,
+    pub memory: Vec<u8>,
+}
+
+pub fn run_on(
+    engine: &dyn Engine,
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    rw: &[u8],
+    ro: &[u8],
+    with_regions: bool,
+) -> Outcome {
+    let mem = TestMemory::new(rw, ro, with_regions);
+    let fault = engine.run(kernel, dispatch, &mem).err();
+    Outcome {
+        fault,
+        memory: mem.rw_bytes(),
+    }
+}
+
+/// JIT configurations every comparison runs: batch widths and thread counts.
+pub fn jit_configs() -> Vec<JitConfig> {
+    let mut v = Vec::new();
+    for batch_lanes in [1, 64, 256] {
+        for threads in [1, 3] {
+            v.push(JitConfig {
+                batch_lanes,
+                threads,
+                interp_below: 0,
+            });
+        }
+    }
+    v
+}
+
+/// Runs `kernel` on the interpreter and on the JIT in every configuration;
+/// panics with the first difference. Memory is compared only without a fault
+/// (after a fault it is unspecified). Returns the interpreter's outcome.
+pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Outcome {
+    let want = run_on(&Interpreter, kernel, dispatch, rw, ro, false);
+    for (k, cfg) in jit_configs().into_iter().enumerate() {
+        let jit = Jit::new(cfg.clone());
+        let got = run_on(&jit, kernel, dispatch, rw, ro, k % 2 == 0);
+        if wavejit_ir::verify::verify(kernel).is_ok() {
+            assert_eq!(jit.compile_count(), 1, "the JIT did not compile the kernel");
+        }
+        assert_eq!(got.fault, want.fault, "fault differs with {cfg:?}");
+        if want.fault.is_none() {
+            assert!(
+                got.memory == want.memory,
+                "memory differs with {cfg:?}:\n jit    {:?}\n interp {:?}",
+                first_diff(&got.memory, &want.memory),
+                first_diff(&want.memory, &got.memory),
+            );
+        }
+    }
+    want
+}
+
+fn first_diff<'a>(a: &'a [u8], b: &[u8]) -> Option<(usize, &'a [u8])> {
+    let i = a.iter().zip(b).position(|(x, y)| x != y)?;
+    let start = i & !7;
+    Some((start, &a[start..(start + 16).min(a.len())]))
+}
