@@ -33,11 +33,15 @@
 //!   lane reaching the malformed instruction faults with `FaultKind::Trap { code:
 //!   u32::MAX }` (`inst: None` for a terminator or the entry). A pure or cross-lane
 //!   instruction that `semantics` cannot evaluate faults the same way. A kernel with
-//!   no blocks, or a dispatch with `wave_size` 0, faults on its first lane at
-//!   `block0` with `inst: None`.
+//!   no blocks, a dispatch with `wave_size` 0 or more than `MAX_WORKGROUP_LANES`
+//!   lanes per workgroup, or lane state the host cannot allocate, faults on the
+//!   first lane at `block0` with `inst: None`. A dispatch with no lanes does
+//!   nothing and succeeds.
 
 mod access;
 mod program;
+#[cfg(test)]
+mod tests;
 mod workgroup;
 
 use crate::dispatch::Dispatch;
@@ -48,6 +52,10 @@ use crate::memory::GlobalMemory;
 
 /// Trap code of faults raised for malformed kernels or dispatches.
 pub const MALFORMED_TRAP: u32 = u32::MAX;
+
+/// Most lanes per workgroup the interpreter accepts (real APIs allow 1024-2048);
+/// larger dispatches fault with `MALFORMED_TRAP` instead of exhausting the host.
+pub const MAX_WORKGROUP_LANES: u32 = 1 << 16;
 
 /// The golden interpreter engine (`name() == "interp"`).
 #[derive(Copy, Clone, Debug, Default)]

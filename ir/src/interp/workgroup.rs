@@ -9,9 +9,9 @@ use crate::kernel::Kernel;
 use crate::memory::GlobalMemory;
 use crate::semantics::{eval_pure, wave::eval_wave};
 
-use super::MALFORMED_TRAP;
 use super::access::LaneMemory;
 use super::program::{Edge, Op, OpKind, Program, Term};
+use super::{MALFORMED_TRAP, MAX_WORKGROUP_LANES};
 
 /// (block number, instruction index); the terminator sits at index `ops.len()`.
 type Pc = (usize, usize);
@@ -50,7 +50,7 @@ pub(crate) fn run_dispatch(
     dispatch: &Dispatch,
     memory: &dyn GlobalMemory,
 ) -> Result<(), Fault> {
-    let [sx, sy, sz] = dispatch.workgroup_size.map(u64::from);
+    let [sx, sy, sz] = dispatch.workgroup_size.map(u128::from);
     let lanes = sx * sy * sz;
     let [gx, gy, gz] = dispatch.workgroups.map(u128::from);
     let groups = gx * gy * gz;
@@ -71,12 +71,10 @@ pub(crate) fn run_dispatch(
             code: MALFORMED_TRAP,
         },
     };
-    let Ok(lanes) = usize::try_from(lanes) else {
-        return Err(malformed(None));
-    };
-    if kernel.blocks.is_empty() || dispatch.wave_size == 0 || u32::try_from(lanes).is_err() {
+    if kernel.blocks.is_empty() || dispatch.wave_size == 0 || lanes > MAX_WORKGROUP_LANES as u128 {
         return Err(malformed(None));
     }
+    let lanes = lanes as usize;
     let prog = Program::new(kernel);
     let ctx = Ctx {
         kernel,
@@ -85,7 +83,9 @@ pub(crate) fn run_dispatch(
         memory,
         wave_size: dispatch.wave_size as usize,
     };
-    let mut wg = Workgroup::new(&ctx, lanes);
+    let Some(mut wg) = Workgroup::new(&ctx, lanes) else {
+        return Err(malformed(None));
+    };
     for g in 0..groups {
         let id = [
             (g % gx) as u32,
@@ -113,30 +113,33 @@ struct Workgroup {
 }
 
 impl Workgroup {
-    fn new(ctx: &Ctx, lanes: usize) -> Workgroup {
+    /// `None` when the host cannot hold the lanes' state.
+    fn new(ctx: &Ctx, lanes: usize) -> Option<Workgroup> {
         let [sx, sy, _] = ctx.dispatch.workgroup_size.map(|s| s as usize);
         let lanes = (0..lanes)
-            .map(|i| Lane {
-                pc: (0, 0),
-                state: LaneState::Running,
-                steps: 0,
-                local: [
-                    (i % sx) as u32,
-                    ((i / sx) % sy) as u32,
-                    (i / (sx * sy)) as u32,
-                ],
-                values: vec![0; ctx.prog.value_count],
-                private: vec![0; ctx.kernel.private_size as usize],
+            .map(|i| {
+                Some(Lane {
+                    pc: (0, 0),
+                    state: LaneState::Running,
+                    steps: 0,
+                    local: [
+                        (i % sx) as u32,
+                        ((i / sx) % sy) as u32,
+                        (i / (sx * sy)) as u32,
+                    ],
+                    values: zeroed(ctx.prog.value_count)?,
+                    private: zeroed(ctx.kernel.private_size as usize)?,
+                })
             })
-            .collect();
-        Workgroup {
+            .collect::<Option<_>>()?;
+        Some(Workgroup {
             lanes,
-            shared: vec![0; ctx.kernel.shared_size as usize],
+            shared: zeroed(ctx.kernel.shared_size as usize)?,
             workgroup: [0; 3],
             fault: None,
             set: Vec::new(),
             moves: Vec::new(),
-        }
+        })
     }
 
     /// Runs the workgroup `id` to completion; returns its lowest-lane fault.
@@ -445,6 +448,15 @@ impl Workgroup {
         };
         self.fault = Some((i, fault));
     }
+}
+
+/// A zeroed vector, or `None` if the host cannot allocate it (a kernel's sizes
+/// are input data; running out of memory must not abort the process).
+fn zeroed<T: Copy + Default>(len: usize) -> Option<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).ok()?;
+    v.resize(len, T::default());
+    Some(v)
 }
 
 fn malformed() -> FaultKind {
