@@ -417,8 +417,11 @@ pub enum InstKind {
     /// `(mask) -> i1`: true in the lowest participating lane only.
     Elect,
     /// `(mask, v, lane: i32) -> T`: the value of `v` in lane `lane`.
+    /// If that lane is outside the wave or not participating, the lane's own value
+    /// (as `Shuffle(Index)`; see `semantics::wave`).
     ReadLane,
-    /// `(mask, v) -> T`: the value of `v` in the lowest participating lane.
+    /// `(mask, v) -> T`: the value of `v` in the lowest participating lane
+    /// (the lane's own value if none participates).
     ReadFirst,
     /// `(mask, v, n: i32) -> T`: the value of `v` in the lane chosen by `kind`.
     /// If that lane is outside the wave or not participating, the lane's own value.
