@@ -5,8 +5,8 @@
 //! BRTYPE, ...) are one lookup away, and register-like fields are converted into
 //! [`Operand`]s with their modifiers.
 
-use super::engine::{self, Ctx, EngineError, Resolved, Scope, sign_extend};
-use super::spec::Kind;
+use super::engine::{self, Ctx, EngineError, Resolved, Scope, TemplatePart, sign_extend};
+use super::spec::{Field, Kind};
 use super::tables::{BITSETS, ENUMS};
 
 /// Instruction-level flags (sync bits and modifiers printed before the mnemonic).
@@ -32,7 +32,10 @@ pub enum OperandKind {
     RelGpr(i16),
     /// `c<a0.x + off>`.
     RelConst(i16),
-    /// Integer immediate (already sign-extended where the field is signed).
+    /// `c[a1.x + off]` destination of stc / ldg.k / ldc.k (offset as printed).
+    ConstA1(u16),
+    /// Integer immediate (already sign-extended where the field is signed); also
+    /// sampler/texture indices and `c[imm]` const destinations, as printed.
     Imm(i64),
     /// Float immediate: raw bits and width (16 or 32).
     FloatImm { bits: u32, width: u8 },
@@ -65,14 +68,18 @@ pub enum Value {
 }
 
 impl Value {
-    /// Numeric view (bools 0/1, enums their value, operands `None`).
+    /// Numeric view (bools 0/1, enums their value, immediate operands their value,
+    /// other operands `None`).
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Value::Bool(b) => Some(i64::from(*b)),
             Value::Int(i) => Some(*i),
             Value::Uint(u) => Some(*u as i64),
             Value::Enum { value, .. } => Some(*value as i64),
-            Value::Operand(_) => None,
+            Value::Operand(o) => match o.kind {
+                OperandKind::Imm(i) => Some(i),
+                _ => None,
+            },
         }
     }
 }
@@ -92,14 +99,20 @@ pub struct Instr {
     pub repeat: u8,
     /// `(nopN)` (cat2/cat3 encode it in the (r) bits when repeat is 0).
     pub nop: u8,
-    pub dst: Option<Operand>,
-    /// SRC1, SRC2, SRC3, SRC4 in order, as present in the encoding.
+    /// Destinations: `DST`, or `DST0`, `DST1`, ... (swz/sct write several).
+    pub dsts: Vec<Operand>,
+    /// Sources in encoding order: `SRC`, `SRC0`, `SRC1` .. `SRC4`; absent ones
+    /// (e.g. a cat5 source the word does not use) are left out.
     pub srcs: Vec<Operand>,
     /// Every field of the encoding by its XML name (including derived fields).
     pub fields: Vec<(&'static str, Value)>,
 }
 
 impl Instr {
+    /// The first destination.
+    pub fn dst(&self) -> Option<&Operand> {
+        self.dsts.first()
+    }
     pub fn field(&self, name: &str) -> Option<&Value> {
         self.fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
@@ -117,20 +130,13 @@ impl Instr {
     }
 }
 
-/// Names of every field visible in the scope (leaf first, first definition wins).
-fn visible_fields(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Vec<&'static str>, EngineError> {
+/// Names of every field defined anywhere in the scope's bitset chain (any case).
+fn all_field_names(scope: &Scope<'_>) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Vec::new();
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
         let bs = &BITSETS[usize::from(bi)];
         for case in bs.cases {
-            let holds = match case.expr {
-                None => true,
-                Some(e) => engine::eval(ctx, scope, e)? != 0,
-            };
-            if !holds {
-                continue;
-            }
             for f in case.fields {
                 if f.kind != Kind::Assert && !names.contains(&f.name) {
                     names.push(f.name);
@@ -139,13 +145,31 @@ fn visible_fields(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Vec<&'static str>,
         }
         b = bs.parent;
     }
-    Ok(names)
+    names
 }
 
-fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Value, EngineError> {
+/// Every field that applies to this word, resolved the way the disassembler does
+/// (fields of override cases that do not apply fail to resolve and are left out).
+fn resolved_fields(
+    ctx: &mut Ctx,
+    scope: &Scope<'_>,
+) -> Result<Vec<(&'static str, Value)>, EngineError> {
+    let mut out = Vec::new();
+    for name in all_field_names(scope) {
+        let Ok(Some(r)) = engine::resolve(ctx, scope, name) else {
+            continue;
+        };
+        if let Some(v) = value_of(ctx, &r)? {
+            out.push((name, v));
+        }
+    }
+    Ok(out)
+}
+
+fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<Value>, EngineError> {
     let f = r.field;
     let v = r.value;
-    Ok(match f.kind {
+    Ok(Some(match f.kind {
         Kind::Bool | Kind::Assert => Value::Bool(v != 0),
         Kind::BoolInv => Value::Bool(v == 0),
         Kind::Int | Kind::Offset | Kind::Branch => {
@@ -169,18 +193,29 @@ fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Value, EngineError> {
                 parent: Some(r.scope),
                 params: f.params,
             };
-            Value::Operand(operand(ctx, &sub)?)
+            match operand(ctx, &sub)? {
+                Some(o) => Value::Operand(o),
+                None => return Ok(None),
+            }
         }
-    })
+    }))
 }
 
 fn lookup(ctx: &mut Ctx, scope: &Scope<'_>, name: &str) -> Result<Option<u64>, EngineError> {
     Ok(engine::resolve(ctx, scope, name)?.map(|r| r.value))
 }
 
-/// Converts a register/immediate sub-encoding into an operand.
-fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Operand, EngineError> {
+/// Converts a register/immediate sub-encoding into an operand; `None` when the
+/// encoding prints nothing for this word (e.g. an absent cat5 source).
+fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Option<Operand>, EngineError> {
+    let mut text = String::new();
+    engine::render(ctx, scope, &mut text)?;
+    if text.is_empty() {
+        return Ok(None);
+    }
     let name = BITSETS[usize::from(scope.bitset)].name;
+    let tmpl = engine::find_display(ctx, scope)?;
+    let shown = |f: &str| tmpl.contains(&format!("{{{f}}}"));
     let mut op = Operand {
         kind: OperandKind::Other {
             encoding: name,
@@ -192,65 +227,145 @@ fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Operand, EngineError> {
         repeat_inc: false,
         last: false,
     };
-    if let Some(an) = lookup(ctx, scope, "ABSNEG")? {
+    if shown("ABSNEG")
+        && let Some(an) = lookup(ctx, scope, "ABSNEG")?
+    {
         op.neg = an & 1 != 0;
         op.abs = an & 2 != 0;
     }
-    op.repeat_inc = lookup(ctx, scope, "SRC_R")?.unwrap_or(0) != 0;
-    op.last = lookup(ctx, scope, "LAST")?.unwrap_or(0) != 0;
-    op.half = lookup(ctx, scope, "HALF")?.unwrap_or(0) != 0;
-    op.kind = operand_kind(ctx, scope, name)?;
-    Ok(op)
+    op.repeat_inc = shown("SRC_R") && lookup(ctx, scope, "SRC_R")?.unwrap_or(0) != 0;
+    op.last = shown("LAST") && lookup(ctx, scope, "LAST")?.unwrap_or(0) != 0;
+    for h in ["HALF", "SRC_HALF", "DST_HALF"] {
+        op.half |= shown(h) && lookup(ctx, scope, h)?.unwrap_or(0) != 0;
+    }
+    match name {
+        "#reg-gpr" | "#dst-gpr-cat2" => op.kind = OperandKind::Gpr(scope.val as u16),
+        "#reg-const" => op.kind = OperandKind::Const(scope.val as u16),
+        "#reg-relative-gpr" => op.kind = OperandKind::RelGpr(sign_extend(scope.val, 10) as i16),
+        "#reg-relative-const" => op.kind = OperandKind::RelConst(sign_extend(scope.val, 10) as i16),
+        _ => template_operand(ctx, scope, tmpl, &text, &mut op)?,
+    }
+    Ok(Some(op))
 }
 
-fn operand_kind(
+/// Template fields that modify an operand rather than carry its value.
+const MODIFIERS: &[&str] = &["ABSNEG", "SRC_R", "LAST", "HALF", "SRC_HALF", "DST_HALF"];
+
+fn immediate_kind(name: &str, f: &Field, v: u64) -> OperandKind {
+    match f.kind {
+        Kind::Float => OperandKind::FloatImm {
+            bits: v as u32,
+            width: f.width() as u8,
+        },
+        Kind::Enum(_) if name == "IMMED" => OperandKind::Flut(v as u8),
+        Kind::Int => OperandKind::Imm(sign_extend(v, engine::field_width(f))),
+        _ => OperandKind::Imm(v as i64),
+    }
+}
+
+/// Reads the operand off the template mesa prints for this word: a nested register
+/// encoding, `r{GPR}.{SWIZ}` / `c{GPR}.{SWIZ}`, an immediate, or a relative offset.
+fn template_operand(
     ctx: &mut Ctx,
     scope: &Scope<'_>,
-    name: &'static str,
-) -> Result<OperandKind, EngineError> {
-    let reg = |v: u64| OperandKind::Gpr(v as u16);
-    Ok(match name {
-        "#reg-gpr" | "#dst-gpr-cat2" => reg(scope.val),
-        "#reg-const" => OperandKind::Const(scope.val as u16),
-        "#reg-relative-gpr" => OperandKind::RelGpr(sign_extend(scope.val, 10) as i16),
-        "#reg-relative-const" => OperandKind::RelConst(sign_extend(scope.val, 10) as i16),
-        n if n.contains("flut") => OperandKind::Flut((scope.val & 0x3ff) as u8),
-        _ => {
-            // Generic: look through the sub-encoding's own fields for a register or
-            // immediate payload.
-            for fname in ["SRC", "CONST", "DST", "IMMED", "OFFSET"] {
-                let Some(r) = engine::resolve(ctx, scope, fname)? else {
-                    continue;
-                };
-                if !std::ptr::eq(r.scope, scope) && r.scope.bitset != scope.bitset {
-                    continue;
-                }
-                let f = r.field;
-                return Ok(match f.kind {
-                    Kind::Bitset(_) => match value_of(ctx, &r)? {
-                        Value::Operand(o) => o.kind,
-                        _ => OperandKind::Other {
-                            encoding: name,
-                            bits: scope.val,
-                        },
-                    },
-                    Kind::Float => OperandKind::FloatImm {
-                        bits: r.value as u32,
-                        width: f.width() as u8,
-                    },
-                    Kind::Int => OperandKind::Imm(sign_extend(r.value, engine::field_width(f))),
-                    _ if fname == "OFFSET" && name.contains("dst") => {
-                        OperandKind::RelGpr(r.value as i16)
-                    }
-                    _ => OperandKind::Imm(r.value as i64),
-                });
+    tmpl: &'static str,
+    text: &str,
+    op: &mut Operand,
+) -> Result<(), EngineError> {
+    let mut prev_lit = "";
+    for part in engine::template_parts(tmpl) {
+        let name = match part {
+            TemplatePart::Literal(l) => {
+                prev_lit = l;
+                continue;
             }
-            OperandKind::Other {
-                encoding: name,
-                bits: scope.val,
-            }
+            TemplatePart::Field(n) => n,
+        };
+        if MODIFIERS.contains(&name) {
+            continue;
         }
-    })
+        let Some(r) = engine::resolve(ctx, scope, name)? else {
+            continue;
+        };
+        if !std::ptr::eq(r.scope, scope) {
+            continue; // a param of the enclosing instruction (modifier), not the payload
+        }
+        let f = r.field;
+        let v = r.value;
+        match f.kind {
+            Kind::Bitset(_) => {
+                if let Some(Value::Operand(sub)) = value_of(ctx, &r)? {
+                    op.kind = sub.kind;
+                    op.half |= sub.half;
+                    op.neg |= sub.neg;
+                    op.abs |= sub.abs;
+                    op.repeat_inc |= sub.repeat_inc;
+                    op.last |= sub.last;
+                    return Ok(());
+                }
+            }
+            _ if name == "GPR" => {
+                let swiz = lookup(ctx, scope, "SWIZ")?.unwrap_or(0);
+                let id = (v * 4 + swiz) as u16;
+                op.kind = if prev_lit.ends_with('c') {
+                    OperandKind::Const(id)
+                } else {
+                    OperandKind::Gpr(id)
+                };
+                return Ok(());
+            }
+            _ if name == "CONST" => {
+                let swiz = lookup(ctx, scope, "SWIZ")?.unwrap_or(0);
+                op.kind = OperandKind::Const((v * 4 + swiz) as u16);
+                return Ok(());
+            }
+            _ if name == "OFFSET" && prev_lit.ends_with("a1.x") => {
+                op.kind = OperandKind::ConstA1(v as u16);
+                return Ok(());
+            }
+            _ if name == "OFFSET" && prev_lit.ends_with("a0.x + ") => {
+                let off = sign_extend(v, engine::field_width(f)) as i16;
+                op.kind = if prev_lit.ends_with("c<a0.x + ") {
+                    OperandKind::RelConst(off)
+                } else {
+                    OperandKind::RelGpr(off)
+                };
+                return Ok(());
+            }
+            _ if prev_lit.ends_with('h') || prev_lit.ends_with("h(") => {
+                // `h(imm)` / `h(flut)`: a half-precision immediate
+                op.half = true;
+                op.kind = immediate_kind(name, f, v);
+                return Ok(());
+            }
+            Kind::Float => {
+                op.kind = OperandKind::FloatImm {
+                    bits: v as u32,
+                    width: f.width() as u8,
+                };
+                return Ok(());
+            }
+            Kind::Enum(_) if name == "IMMED" => {
+                op.kind = OperandKind::Flut(v as u8);
+                return Ok(());
+            }
+            Kind::Int => {
+                op.kind = OperandKind::Imm(sign_extend(v, engine::field_width(f)));
+                return Ok(());
+            }
+            Kind::Uint | Kind::Hex | Kind::Enum(_) => {
+                op.kind = OperandKind::Imm(v as i64);
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
+    if text.ends_with("r<a0.x>") {
+        op.kind = OperandKind::RelGpr(0);
+    } else if text.ends_with("c<a0.x>") {
+        op.kind = OperandKind::RelConst(0);
+    }
+    Ok(())
 }
 
 /// Decode `word` into an [`Instr`]; also renders it so anything mesa could not print
@@ -260,12 +375,7 @@ pub(crate) fn build(word: u64) -> Result<Instr, EngineError> {
     let scope = engine::instruction_scope(word)?;
     let mut ctx = Ctx::default();
     let leaf = &BITSETS[usize::from(scope.bitset)];
-    let mut fields = Vec::new();
-    for name in visible_fields(&mut ctx, &scope)? {
-        if let Some(r) = engine::resolve(&mut ctx, &scope, name)? {
-            fields.push((name, value_of(&mut ctx, &r)?));
-        }
-    }
+    let fields = resolved_fields(&mut ctx, &scope)?;
     let get = |n: &str| {
         fields
             .iter()
@@ -293,24 +403,32 @@ pub(crate) fn build(word: u64) -> Result<Instr, EngineError> {
         Some((_, Value::Operand(o))) => Some(*o),
         _ => None,
     };
-    let mut dst = op_of("DST");
-    if let Some(d) = dst.as_mut() {
-        d.half |= get("DST_HALF") != 0 || get("TYPE_HALF") != 0;
-    }
-    let mut srcs = Vec::new();
-    for (i, n) in ["SRC1", "SRC2", "SRC3", "SRC4"].iter().enumerate() {
-        if let Some(mut o) = op_of(n) {
-            let neg_name = format!("SRC{}_NEG", i + 1);
-            o.neg |= get(&neg_name) != 0;
-            if !nop_encoded {
-                o.repeat_inc |= get(&format!("SRC{}_R", i + 1)) != 0;
+    // `{X_HALF}{OPERAND}` in the instruction's template marks that operand half.
+    let tmpl = engine::find_display(&mut ctx, &scope)?;
+    let parts: Vec<TemplatePart> = engine::template_parts(tmpl).collect();
+    let half_marked = |n: &str| {
+        parts.windows(2).any(|w| match (w[0], w[1]) {
+            (TemplatePart::Field(h), TemplatePart::Field(f)) => {
+                f == n && h.contains("HALF") && get(h) != 0
             }
-            srcs.push(o);
+            _ => false,
+        })
+    };
+    let mut dsts = Vec::new();
+    for n in ["DST", "DST0", "DST1", "DST2", "DST3"] {
+        if let Some(mut d) = op_of(n) {
+            d.half |= half_marked(n);
+            dsts.push(d);
         }
     }
-    if srcs.is_empty()
-        && let Some(o) = op_of("SRC")
-    {
+    let mut srcs = Vec::new();
+    for n in ["SRC", "SRC0", "SRC1", "SRC2", "SRC3", "SRC4"] {
+        let Some(mut o) = op_of(n) else { continue };
+        o.half |= half_marked(n);
+        o.neg |= get(&format!("{n}_NEG")) != 0;
+        if !nop_encoded {
+            o.repeat_inc |= get(&format!("{n}_R")) != 0;
+        }
         srcs.push(o);
     }
     Ok(Instr {
@@ -321,7 +439,7 @@ pub(crate) fn build(word: u64) -> Result<Instr, EngineError> {
         flags,
         repeat,
         nop,
-        dst,
+        dsts,
         srcs,
         fields,
     })
