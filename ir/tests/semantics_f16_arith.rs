@@ -180,3 +180,84 @@ fn f16_fast_path_matches_exact_path() {
         }
     }
 }
+
+#[test]
+fn f16_sqrt_and_rcp_exhaustive_all_directions() {
+    use wavejit_ir::SpecialFn;
+    use wavejit_ir::semantics::special::special_f16;
+    let lad = ladder();
+    for h in 0..0x7c00u16 {
+        let x = f16::from_bits(h).to_f64();
+        for round in Round::ALL {
+            let mode = FloatMode {
+                round,
+                flags: true,
+                ..FloatMode::IEEE
+            };
+            if h != 0 {
+                // Square roots and reciprocals of 11-bit values are never within
+                // 2^-53 of an f16 boundary unless exact, so f64 places them safely.
+                assert_eq!(
+                    funary_f16(FUnOp::Sqrt, h, &mode),
+                    oracle(&lad, x.sqrt(), round),
+                    "sqrt {h:#06x} {round:?}"
+                );
+                assert_eq!(
+                    special_f16(SpecialFn::Rcp, h, &mode),
+                    oracle(&lad, 1.0 / x, round),
+                    "rcp {h:#06x} {round:?}"
+                );
+                let neg = h | 0x8000;
+                assert_eq!(
+                    special_f16(SpecialFn::Rcp, neg, &mode),
+                    oracle(&lad, -1.0 / x, round),
+                    "rcp {neg:#06x} {round:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn f16_to_int_exhaustive_all_directions() {
+    use wavejit_ir::semantics::convert::ftoi;
+    use wavejit_ir::{FloatFormat, Type};
+    for h in 0..=u16::MAX {
+        let x = f16::from_bits(h).to_f64();
+        for round in Round::ALL {
+            let mode = FloatMode {
+                round,
+                flags: true,
+                ..FloatMode::IEEE
+            };
+            let r = match round {
+                Round::NearestEven => x.round_ties_even(),
+                Round::NearestAway => x.round(),
+                Round::TowardZero => x.trunc(),
+                Round::Up => x.ceil(),
+                Round::Down => x.floor(),
+            };
+            for (ty, signed, lo, hi) in [
+                (Type::I8, true, -128.0, 127.0),
+                (Type::I16, false, 0.0, 65535.0),
+                (Type::I32, true, -2147483648.0, 2147483647.0),
+            ] {
+                let (v, flags) = if x.is_nan() {
+                    (0.0, 0x10)
+                } else if r < lo {
+                    (lo, 0x10)
+                } else if r > hi {
+                    (hi, 0x10)
+                } else {
+                    (r, if r == x { 0 } else { NX })
+                };
+                let want = ((v as i64) as u64) & ty.mask();
+                assert_eq!(
+                    ftoi(FloatFormat::F16, h.into(), ty, signed, false, &mode),
+                    (want, flags),
+                    "{h:#06x} {ty} {round:?}"
+                );
+            }
+        }
+    }
+}
