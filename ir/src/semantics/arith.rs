@@ -3,7 +3,7 @@
 //!
 //! The typed functions take a fast path when `round` is RNE and no flags are asked
 //! for: the host's IEEE f32/f64 operation (f16 computes in f32 and rounds once,
-//! exact for + - * / sqrt since 24 >= 2*11+2), followed by the rules; a NaN
+//! exact for + - * / since 24 >= 2*11+2), followed by the rules; a NaN
 //! result falls back to the exact path so NaN bits never depend on the host.
 //! The fast path returns the same bits as the exact path (tested).
 
