@@ -470,8 +470,8 @@ impl Matcher<'_> {
             Kind::Float => {
                 if let Some((n, x)) = lex_float(rest) {
                     let bits = match w {
-                        16 => super::float::f32_to_f16_exact(x).map(u64::from),
-                        32 => Some(u64::from(x.to_bits())),
+                        16 => super::float::f64_to_f16_nearest(x).map(u64::from),
+                        32 => parse_f32(&rest[..n]).map(|f| u64::from(f.to_bits())),
                         _ => None,
                     };
                     out.push((n, bits));
@@ -511,13 +511,21 @@ fn signed_bits(t: &str, width: u32) -> Option<u64> {
     Some((v as u64) & ones(width))
 }
 
+/// Direct decimal-to-single parse (avoids double rounding through f64).
+fn parse_f32(t: &str) -> Option<f32> {
+    match t {
+        "-nan" => Some(-f32::NAN),
+        _ => t.parse().ok(),
+    }
+}
+
 /// `%f`-style float text (`-1.500000`, `inf`, `nan`).
-fn lex_float(s: &str) -> Option<(usize, f32)> {
+fn lex_float(s: &str) -> Option<(usize, f64)> {
     for (word, x) in [
-        ("-inf", f32::NEG_INFINITY),
-        ("inf", f32::INFINITY),
-        ("-nan", -f32::NAN),
-        ("nan", f32::NAN),
+        ("-inf", f64::NEG_INFINITY),
+        ("inf", f64::INFINITY),
+        ("-nan", -f64::NAN),
+        ("nan", f64::NAN),
     ] {
         if s.starts_with(word) {
             return Some((word.len(), x));
@@ -529,7 +537,7 @@ fn lex_float(s: &str) -> Option<(usize, f32)> {
         return None;
     }
     let end = digits(s, int_end + 1);
-    let x: f32 = s[..end].parse().ok()?;
+    let x: f64 = s[..end].parse().ok()?;
     Some((end, x))
 }
 

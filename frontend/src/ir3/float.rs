@@ -19,17 +19,40 @@ pub(crate) fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
-/// Single to half with round-to-nearest-even; `None` when not exactly representable.
-pub(crate) fn f32_to_f16_exact(x: f32) -> Option<u16> {
-    let bits = x.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    if x == 0.0 {
-        return Some(sign);
+/// Nearest IEEE half to `x` (ties to even; NaN gives the quiet NaN 0x7e00 with
+/// its sign). Mesa prints half immediates with `%f`, so text is generally inexact.
+pub(crate) fn f64_to_f16_nearest(x: f64) -> Option<u16> {
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return Some(sign | 0x7e00);
     }
-    // brute force over the 2^15 magnitudes is cheap enough and obviously exact
-    (0u16..0x7c00)
-        .map(|m| m | sign)
-        .find(|&h| f16_to_f32(h).to_bits() == bits)
+    let mag = x.abs();
+    if mag.is_infinite() {
+        return Some(sign | 0x7c00);
+    }
+    // finite magnitudes are 0x0000..=0x7bff in increasing order: binary search
+    let (mut lo, mut hi) = (0u16, 0x7bffu16);
+    if mag >= f64::from(f16_to_f32(hi)) {
+        let max = f64::from(f16_to_f32(hi));
+        // beyond the largest finite half, round to infinity past the midpoint
+        let next = 65520.0;
+        return Some(sign | if mag >= next && mag > max { 0x7c00 } else { hi });
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if f64::from(f16_to_f32(mid)) <= mag {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    let (a, b) = (f64::from(f16_to_f32(lo)), f64::from(f16_to_f32(hi)));
+    let pick = if mag - a < b - mag || (mag - a == b - mag && lo % 2 == 0) {
+        lo
+    } else {
+        hi
+    };
+    Some(sign | pick)
 }
 
 /// C's `printf("%f", (double)x)`.

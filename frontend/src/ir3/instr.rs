@@ -176,26 +176,26 @@ fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<Value>, EngineErro
             Value::Int(sign_extend(v, engine::field_width(f)))
         }
         Kind::Uint | Kind::Hex | Kind::Uoffset | Kind::Float => Value::Uint(v),
-        Kind::Enum(e) => {
-            let en = &ENUMS[usize::from(e)];
-            let text = en.display(v).ok_or(EngineError::BadEnum {
-                field: f.name,
-                enum_name: en.name,
-                value: v,
-            })?;
-            Value::Enum { value: v, text }
-        }
+        // The disassembler already rejected values it had to print; a value without
+        // a name, or a sub-encoding that does not decode, in a field this word does
+        // not display is reported raw / left out.
+        Kind::Enum(e) => match ENUMS[usize::from(e)].display(v) {
+            Some(text) => Value::Enum { value: v, text },
+            None => Value::Uint(v),
+        },
         Kind::Bitset(root) => {
-            let leaf = engine::find_leaf(root, v)?;
+            let Ok(leaf) = engine::find_leaf(root, v) else {
+                return Ok(None);
+            };
             let sub = Scope {
                 bitset: leaf,
                 val: v,
                 parent: Some(r.scope),
                 params: f.params,
             };
-            match operand(ctx, &sub)? {
-                Some(o) => Value::Operand(o),
-                None => return Ok(None),
+            match operand(ctx, &sub) {
+                Ok(Some(o)) => Value::Operand(o),
+                Ok(None) | Err(_) => return Ok(None),
             }
         }
     }))
