@@ -1,6 +1,8 @@
 //! Subcommands of the `wavejit` binary.
 
+mod buffers;
 mod demo;
+mod ir;
 mod isa;
 
 use std::process::ExitCode;
@@ -19,6 +21,11 @@ pub struct Cli {
 enum Command {
     /// Run the built-in demo kernels and print inputs, outputs and timing.
     Demo,
+    /// The wavejit IR: check and run kernels in its text form.
+    Ir {
+        #[command(subcommand)]
+        command: ir::IrCommand,
+    },
     /// Qualcomm Adreno a6xx (ir3) tools.
     Ir3 {
         #[command(subcommand)]
@@ -37,6 +44,7 @@ pub type CliError = Box<dyn std::error::Error>;
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Demo => demo::run(),
+        Command::Ir { command } => ir::run(command),
         Command::Ir3 { command } => isa::ir3(command),
         Command::Agx { command } => isa::agx(command),
     }
