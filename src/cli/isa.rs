@@ -124,7 +124,7 @@ fn parse_hex_u64(s: &str) -> Result<u64, CliError> {
 
 fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, CliError> {
     let digits = s.trim_start_matches("0x");
-    if digits.len() % 2 != 0 || digits.is_empty() {
+    if !digits.len().is_multiple_of(2) || digits.is_empty() {
         return Err(format!("`{s}`: hex bytes need an even, non-zero number of digits").into());
     }
     (0..digits.len())
