@@ -558,3 +558,125 @@ fn random_directed_f32_fma_when_exact_in_f64() {
     }
     assert!(checked > 100_000, "{checked}");
 }
+
+#[test]
+fn error_free_f32_path_equals_exact_path() {
+    use wavejit_ir::semantics::arith::{fma, funary};
+    // Typed f32 entry points with flags or directed rounding take the error-free
+    // path where it applies; the generic functions always take the exact one.
+    let mut rng = Rng(0x0bad_cafe_f00d_d00d);
+    let edges = [
+        0x0100_0000u32,
+        0x00ff_ffff,
+        0x0100_0001,
+        0x7f7f_fffe,
+        0x7f7f_ffff,
+        0x3f80_0000,
+        0x3f80_0001,
+        0x0080_0000,
+        0x0000_0001,
+        0x7f80_0000,
+        0x7fc0_0000,
+        0x7f80_0001,
+        0x4000_0000,
+        0x3fff_ffff,
+    ];
+    let mut pats: Vec<u32> = edges.iter().flat_map(|&e| [e, e | 0x8000_0000]).collect();
+    for _ in 0..3000 {
+        pats.push(rng.f32());
+    }
+    for round in Round::ALL {
+        let m = mode(round);
+        for (i, &a) in pats.iter().enumerate() {
+            let b = pats[(i * 7 + 3) % pats.len()];
+            let c = pats[(i * 13 + 5) % pats.len()];
+            for op in [FBinOp::Add, FBinOp::Sub, FBinOp::Mul, FBinOp::Div] {
+                let exact = fbinary(Fmt::F32, op, a.into(), b.into(), &m);
+                assert_eq!(
+                    b32(op, a, b, round),
+                    (exact.0 as u32, exact.1),
+                    "{op:?} {a:#x} {b:#x} {round:?}"
+                );
+            }
+            let exact = funary(Fmt::F32, FUnOp::Sqrt, a.into(), &m);
+            assert_eq!(
+                funary_f32(FUnOp::Sqrt, a, &m),
+                (exact.0 as u32, exact.1),
+                "sqrt {a:#x} {round:?}"
+            );
+            let exact = fma(Fmt::F32, a.into(), b.into(), c.into(), &m);
+            assert_eq!(
+                fma_f32(a, b, c, &m),
+                (exact.0 as u32, exact.1),
+                "fma {a:#x} {b:#x} {c:#x} {round:?}"
+            );
+        }
+    }
+    // Results right at the edges of the error-free range: 2^-125 and MAX.
+    for round in Round::ALL {
+        let m = mode(round);
+        for (a, b) in [
+            (0x0100_0000, 0x3f80_0001),
+            (0x0100_0001, 0x3f7f_ffff),
+            (0x7f7f_ffff, 0x3f80_0001),
+            (0x7f7f_fffe, 0x3f80_0001),
+            (0x0180_0000, 0x3f00_0000),
+        ] {
+            for op in [FBinOp::Mul, FBinOp::Div] {
+                let exact = fbinary(Fmt::F32, op, a.into(), b.into(), &m);
+                assert_eq!(
+                    b32(op, a, b, round),
+                    (exact.0 as u32, exact.1),
+                    "{op:?} {a:#x} {b:#x} {round:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn error_free_path_is_taken_and_refuses_what_it_cannot_prove() {
+    use wavejit_ir::semantics::error_free::{EfOp, f32_op};
+    let one = 1.0f32;
+    let half_ulp = f32::from_bits(0x3380_0000);
+    assert_eq!(
+        f32_op(EfOp::Add, one, half_ulp, 0.0, Round::Up),
+        Some((0x3f80_0001, NX))
+    );
+    assert_eq!(
+        f32_op(EfOp::Add, one, half_ulp, 0.0, Round::Down),
+        Some((0x3f80_0000, NX))
+    );
+    assert_eq!(
+        f32_op(EfOp::Add, -one, -half_ulp, 0.0, Round::Down),
+        Some((0xbf80_0001, NX))
+    );
+    assert_eq!(
+        f32_op(EfOp::Div, one, 3.0, 0.0, Round::TowardZero),
+        Some((0x3eaa_aaaa, NX))
+    );
+    assert_eq!(
+        f32_op(EfOp::Sqrt, 4.0, 0.0, 0.0, Round::Up),
+        Some((0x4000_0000, 0))
+    );
+    assert_eq!(f32_op(EfOp::Fma, 3.0, 3.0, -9.0, Round::Up), None); // exact zero
+    assert_eq!(
+        f32_op(EfOp::Add, one, half_ulp, 0.0, Round::NearestAway),
+        None
+    );
+    assert_eq!(f32_op(EfOp::Mul, f32::MAX, 2.0, 0.0, Round::Up), None); // overflow
+    assert_eq!(
+        f32_op(EfOp::Mul, f32::MIN_POSITIVE, 0.5, 0.0, Round::Up),
+        None
+    ); // tiny
+    assert_eq!(f32_op(EfOp::Add, f32::NAN, one, 0.0, Round::Up), None);
+    // Most ordinary operands are handled.
+    let mut rng = Rng(0x1111_0000_2222_0000);
+    let mut taken = 0;
+    for _ in 0..10_000 {
+        let x = f32::from_bits((rng.next() as u32 & 0x807f_ffff) | 0x3f00_0000);
+        let y = f32::from_bits((rng.next() as u32 & 0x807f_ffff) | 0x4000_0000);
+        taken += usize::from(f32_op(EfOp::Mul, x, y, 0.0, Round::Up).is_some());
+    }
+    assert_eq!(taken, 10_000);
+}

@@ -5,8 +5,11 @@
 //! for: the host's IEEE f32/f64 operation (f16 computes in f32 and rounds once,
 //! exact for + - * / since 24 >= 2*11+2), followed by the rules; a NaN
 //! result falls back to the exact path so NaN bits never depend on the host.
-//! The fast path returns the same bits as the exact path (tested).
+//! With flags or another direction (except RMM), f32 uses `error_free`: the host
+//! RNE result moved by the exactly known error sign, where that is provably right.
+//! Both fast paths return the same bits and flags as the exact path (tested).
 
+use super::error_free::{self, EfOp};
 use super::flush::flush_in;
 use super::format::Fmt;
 use super::integral::round_integral;
@@ -74,24 +77,45 @@ fn fast_finish(fmt: Fmt, mode: &FloatMode, bits: u64, is_nan: bool) -> Option<(u
     }
 }
 
+/// The error-free path (`error_free`) exists for f32 only.
+#[inline]
+fn no_error_free(_: EfOp, _: f64, _: f64, _: f64, _: Round) -> Option<(u64, u32)> {
+    None
+}
+
+/// Result rules after a host or error-free result.
+#[inline]
+fn finish_typed(fmt: Fmt, mode: &FloatMode, (bits, flags): (u64, u32)) -> (u64, u32) {
+    finish(fmt, mode, bits, flags)
+}
+
 macro_rules! typed {
-    ($bin:ident, $un:ident, $fma:ident, $bits:ty, $fmt:expr, $host:ident) => {
+    ($bin:ident, $un:ident, $fma:ident, $bits:ty, $fmt:expr, $host:ident, $ef:path) => {
         #[doc = concat!("`FBinary` on ", stringify!($bits), " bits: (result, flags).")]
         #[inline]
         pub fn $bin(op: FBinOp, a: $bits, b: $bits, mode: &FloatMode) -> ($bits, u32) {
-            if fast(mode) {
-                let x = $host::from_bits(flush_in($fmt, mode.denorm_in, a.into()) as $bits);
-                let y = $host::from_bits(flush_in($fmt, mode.denorm_in, b.into()) as $bits);
-                let r = match op {
-                    FBinOp::Add => Some(x + y),
-                    FBinOp::Sub => Some(x - y),
-                    FBinOp::Mul => Some(x * y),
-                    FBinOp::Div => Some(x / y),
-                    _ => None,
-                };
-                if let Some(r) = r
-                    && let Some((v, f)) = fast_finish($fmt, mode, r.to_bits().into(), r.is_nan())
-                {
+            let x = $host::from_bits(flush_in($fmt, mode.denorm_in, a.into()) as $bits);
+            let y = $host::from_bits(flush_in($fmt, mode.denorm_in, b.into()) as $bits);
+            let ef = match op {
+                FBinOp::Add => Some(EfOp::Add),
+                FBinOp::Sub => Some(EfOp::Sub),
+                FBinOp::Mul => Some(EfOp::Mul),
+                FBinOp::Div => Some(EfOp::Div),
+                _ => None,
+            };
+            if let Some(e) = ef {
+                if fast(mode) {
+                    let r = match e {
+                        EfOp::Add => x + y,
+                        EfOp::Sub => x - y,
+                        EfOp::Mul => x * y,
+                        _ => x / y,
+                    };
+                    if let Some((v, f)) = fast_finish($fmt, mode, r.to_bits().into(), r.is_nan()) {
+                        return (v as $bits, f);
+                    }
+                } else if let Some((v, f)) = $ef(e, x, y, 0.0, mode.round) {
+                    let (v, f) = finish_typed($fmt, mode, (v.into(), f));
                     return (v as $bits, f);
                 }
             }
@@ -102,10 +126,15 @@ macro_rules! typed {
         #[doc = concat!("`FUnary` on ", stringify!($bits), " bits: (result, flags).")]
         #[inline]
         pub fn $un(op: FUnOp, a: $bits, mode: &FloatMode) -> ($bits, u32) {
-            if fast(mode) && op == FUnOp::Sqrt {
+            if op == FUnOp::Sqrt {
                 let x = $host::from_bits(flush_in($fmt, mode.denorm_in, a.into()) as $bits);
-                let r = x.sqrt();
-                if let Some((v, f)) = fast_finish($fmt, mode, r.to_bits().into(), r.is_nan()) {
+                if fast(mode) {
+                    let r = x.sqrt();
+                    if let Some((v, f)) = fast_finish($fmt, mode, r.to_bits().into(), r.is_nan()) {
+                        return (v as $bits, f);
+                    }
+                } else if let Some((v, f)) = $ef(EfOp::Sqrt, x, 0.0, 0.0, mode.round) {
+                    let (v, f) = finish_typed($fmt, mode, (v.into(), f));
                     return (v as $bits, f);
                 }
             }
@@ -116,14 +145,17 @@ macro_rules! typed {
         #[doc = concat!("`Fma` on ", stringify!($bits), " bits: (result, flags).")]
         #[inline]
         pub fn $fma(a: $bits, b: $bits, c: $bits, mode: &FloatMode) -> ($bits, u32) {
+            let x = $host::from_bits(flush_in($fmt, mode.denorm_in, a.into()) as $bits);
+            let y = $host::from_bits(flush_in($fmt, mode.denorm_in, b.into()) as $bits);
+            let z = $host::from_bits(flush_in($fmt, mode.denorm_in, c.into()) as $bits);
             if fast(mode) {
-                let x = $host::from_bits(flush_in($fmt, mode.denorm_in, a.into()) as $bits);
-                let y = $host::from_bits(flush_in($fmt, mode.denorm_in, b.into()) as $bits);
-                let z = $host::from_bits(flush_in($fmt, mode.denorm_in, c.into()) as $bits);
                 let r = x.mul_add(y, z);
                 if let Some((v, f)) = fast_finish($fmt, mode, r.to_bits().into(), r.is_nan()) {
                     return (v as $bits, f);
                 }
+            } else if let Some((v, f)) = $ef(EfOp::Fma, x, y, z, mode.round) {
+                let (v, f) = finish_typed($fmt, mode, (v.into(), f));
+                return (v as $bits, f);
             }
             let (r, f) = fma($fmt, a.into(), b.into(), c.into(), mode);
             (r as $bits, f)
@@ -131,8 +163,24 @@ macro_rules! typed {
     };
 }
 
-typed!(fbinary_f32, funary_f32, fma_f32, u32, Fmt::F32, f32);
-typed!(fbinary_f64, funary_f64, fma_f64, u64, Fmt::F64, f64);
+typed!(
+    fbinary_f32,
+    funary_f32,
+    fma_f32,
+    u32,
+    Fmt::F32,
+    f32,
+    error_free::f32_op
+);
+typed!(
+    fbinary_f64,
+    funary_f64,
+    fma_f64,
+    u64,
+    Fmt::F64,
+    f64,
+    no_error_free
+);
 
 /// `FBinary` on f16 bits: (result, flags). The fast path computes + - * / in f32
 /// and rounds once to f16 (exact: f32 has more than 2*11+2 bits).

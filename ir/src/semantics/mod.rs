@@ -12,7 +12,8 @@
 //!   [`rules`]: the fixed order of float rules around an instruction;
 //! - [`rounding`]: rounding an exact value to a format with IEEE flags;
 //!   [`ieee`]: correctly rounded + - * / sqrt fma; [`arith`]: those with the rules
-//!   plus typed fast entry points; [`integral`]: floor/ceil/trunc/nearest;
+//!   plus typed fast entry points; [`error_free`]: f32 directed rounding and flags
+//!   from host results; [`integral`]: floor/ceil/trunc/nearest;
 //! - [`minmax`], [`compare`], [`fclass`];
 //! - [`convert`]: float <-> float (incl. bf16, fp8, fp4), float <-> int;
 //! - [`special`]: rcp, rsqrt, exp2, log2, sin, cos; [`pow_fixup`]: AGX pow fix-up;
@@ -28,6 +29,7 @@ pub mod arith;
 pub mod atomic;
 pub mod compare;
 pub mod convert;
+pub mod error_free;
 mod eval;
 pub mod fclass;
 pub mod flush;
