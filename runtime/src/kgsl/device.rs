@@ -417,6 +417,9 @@ impl KgslDevice {
         self.refresh_memory();
         let id = a.context_id;
         let ctx = self.contexts.get_mut(&id).ok_or(libc::EINVAL)?;
+        if let Some(dir) = std::env::var_os("WAVEJIT_KGSL_CAPTURE") {
+            capture_submission(std::path::Path::new(&dir), &self.mem, &subs, &ctx.cp);
+        }
         ctx.submitted = ctx.submitted.wrapping_add(1);
         let ts = ctx.submitted;
         a.timestamp = ts;
@@ -494,6 +497,24 @@ impl KgslDevice {
         self.contexts
             .get(&context_id)
             .and_then(|c| c.fault.as_deref())
+    }
+}
+
+/// Writes `DIR/kgsl-<pid>-<n>.wjcap` for `WAVEJIT_KGSL_CAPTURE=DIR`.
+fn capture_submission(
+    dir: &std::path::Path,
+    mem: &AddressSpace,
+    subs: &[Submission],
+    cp: &CommandProcessor,
+) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let ibs = subs.iter().filter_map(Submission::ib).collect();
+    let cap = super::capture::Capture::take(mem, ibs, cp);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let path = dir.join(format!("kgsl-{}-{n:04}.wjcap", std::process::id()));
+    if let Err(e) = cap.save(&path) {
+        eprintln!("wavejit kgsl: cannot write capture {}: {e}", path.display());
     }
 }
 

@@ -83,6 +83,11 @@ impl Submission {
         }
     }
 
+    /// The outermost IB (address, dwords) of a submission that has not started.
+    pub fn ib(&self) -> Option<(u64, u32)> {
+        self.stack.first().map(|c| (c.base, c.len))
+    }
+
     pub fn is_done(&self) -> bool {
         self.stack.is_empty()
     }

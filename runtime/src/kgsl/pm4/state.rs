@@ -26,6 +26,15 @@ impl Registers {
         }
     }
 
+    /// Every register holding a non-zero value, in offset order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0)
+            .map(|(r, v)| (r as u32, *v))
+    }
+
     pub fn get64(&self, reg: u32) -> u64 {
         u64::from(self.get(reg)) | (u64::from(self.get(reg + 1)) << 32)
     }
