@@ -4,6 +4,7 @@ mod buffers;
 mod demo;
 mod ir;
 mod isa;
+mod kgsl;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,11 @@ enum Command {
         #[command(subcommand)]
         command: isa::Ir3Command,
     },
+    /// The fake KGSL driver (Adreno a630).
+    Kgsl {
+        #[command(subcommand)]
+        command: kgsl::KgslCommand,
+    },
     /// Apple G13 (AGX) tools.
     Agx {
         #[command(subcommand)]
@@ -47,5 +53,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Ir { command } => ir::run(command),
         Command::Ir3 { command } => isa::ir3(command),
         Command::Agx { command } => isa::agx(command),
+        Command::Kgsl { command } => kgsl::run(command),
     }
 }
