@@ -103,3 +103,29 @@ fn program_errors_carry_line_and_column() {
         0xf042000000000000
     );
 }
+
+/// Stretch: a7xx rows that print identically also reassemble (gen-700 tables).
+#[test]
+fn gpu730_printable_rows_reassemble() {
+    let Some(rows) = load() else { return };
+    let (mut n, mut exact, mut same_text) = (0, 0, 0);
+    for (_, word, text) in rows.iter().filter(|r| r.0 == 730) {
+        if ir3::disasm_for(ir3::Gpu::A7xx, *word).as_deref() != Ok(text.as_str()) {
+            continue;
+        }
+        n += 1;
+        match ir3::assemble_line_for(ir3::Gpu::A7xx, text) {
+            Ok(w) if w == *word => exact += 1,
+            Ok(w) if ir3::disasm_for(ir3::Gpu::A7xx, w).as_deref() == Ok(text.as_str()) => {
+                eprintln!("{word:#018x} {text:?}: equivalent word {w:#018x}");
+                same_text += 1;
+            }
+            other => panic!("{word:#018x} {text:?}: {other:?}"),
+        }
+    }
+    eprintln!("gpu730: {exact}/{n} bit-exact, {same_text} equivalent");
+    assert_eq!(exact + same_text, n);
+    assert!(exact >= MIN_730_EXACT, "{exact}");
+}
+
+const MIN_730_EXACT: usize = 43;

@@ -16,7 +16,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-TARGET_GEN = 630
+# (gpu_id used for gen filtering, table name suffix)
+GENS = [(630, '630'), (700, '700')]
 
 
 class Expr:
@@ -58,7 +59,7 @@ class Bitset:
         self.extends = None
         self.gen_min = 0
         self.gen_max = (1 << 32) - 1
-        self.patterns = []  # (low, high, str)
+        self.patterns = []  # (low, high, str, gen_max or None)
         self.cases = []
         self.index = None
         self.parent = None
@@ -141,7 +142,7 @@ class Isa:
                 b.gen_max = int(g.attrib['max'])
         for p in el.findall('pattern'):
             low, high = pos_of(p)
-            b.patterns.append((low, high, p.text.strip()))
+            b.patterns.append((low, high, p.text.strip(), None))
         for ov in el.findall('override'):
             e = self.expr_ref(ov)
             d = ov.find('display')
@@ -316,6 +317,16 @@ def patch(isa):
                         break
             new_cases.append(c)
         b.cases = new_cases
+    # a7xx: cat1 bit 42 is `(sat)` (vector `cov.s32s16 (sat)hr48.x, r48.x`, gpu 730);
+    # a6xx keeps the XML's bit-42-must-be-0 pattern, so `{SAT}` never prints there.
+    for b in isa.bitsets:
+        if b.name == '#instruction-cat1':
+            b.patterns = [(lo, hi, pat, 699 if (lo, hi) == (42, 42) else gm) for lo, hi, pat, gm in b.patterns]
+            b.cases[-1].fields.append(FieldDef('SAT', 42, 42, 'bool', '(sat)'))
+        if b.name == '#instruction-cat1-mov':
+            for c in b.cases:
+                if c.display and '{ROUND}{DST_HALF}{DST}' in c.display:
+                    c.display = c.display.replace('{ROUND}{DST_HALF}{DST}', '{ROUND}{SAT}{DST_HALF}{DST}')
     # mesa's assembler sets IR3_INSTR_IMM_OFFSET exactly when an immediate offset is
     # written (vectors: `r0.y+N` has bit 23 set, `r0.w` has it clear).
     for b in isa.bitsets:
@@ -342,6 +353,79 @@ def kind_rust(isa, kind, names):
 
 def rs_str(s):
     return '"' + s.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def emit_gen(isa, w, gen, tag, extended, root):
+    """Tables of the bitsets live at `gen` (indices are per generation)."""
+
+    def live(b):
+        return b.eff_gen[0] <= gen <= b.eff_gen[1]
+
+    keep = [b for b in isa.bitsets if live(b)]
+    index = {id(b): i for i, b in enumerate(keep)}
+    names = {}
+    for b in keep:
+        names[b.name] = index[id(b)]
+    roots = {}
+    for b in keep:
+        if id(b) in extended:
+            continue
+        roots.setdefault(index[id(root(b))], []).append(index[id(b)])
+
+    def field_rs(f):
+        return ('Field { name: %s, low: %d, high: %d, kind: %s, display: %s, expr: %s, params: &[%s], assert_val: %d }' % (
+            rs_str(f.name), f.low, f.high, kind_rust(isa, f.kind, names),
+            'Some(%s)' % rs_str(f.display) if f.display is not None else 'None',
+            'Some(%d)' % f.expr.index if f.expr is not None else 'None',
+            ', '.join('(%s, %s)' % (rs_str(a), rs_str(b)) for a, b in f.params),
+            f.assert_val or 0))
+
+    w('// ------------------------------------------------------------ gen %d' % gen)
+    w('')
+    w('static BITSETS_%s: &[Bitset] = &[' % tag)
+    for i, b in enumerate(keep):
+        w('    // %d' % i)
+        w('    Bitset {')
+        w('        name: %s,' % rs_str(b.name))
+        w('        size: %d,' % b.size_eff)
+        w('        parent: %s,' % ('Some(%d)' % index[id(b.parent)] if b.parent is not None else 'None'))
+        mask, match, dc = b.masks[gen]
+        w('        mask: 0x%x,' % mask)
+        w('        match_bits: 0x%x,' % match)
+        w('        dontcare: 0x%x,' % dc)
+        w('        cases: &[')
+        for c in b.cases:
+            w('            Case {')
+            w('                expr: %s,' % ('Some(%d)' % c.expr.index if c.expr is not None else 'None'))
+            w('                display: %s,' % ('Some(%s)' % rs_str(c.display) if c.display is not None else 'None'))
+            w('                fields: &[')
+            for f in c.fields:
+                w('                    %s,' % field_rs(f))
+            w('                ],')
+            w('            },')
+        w('        ],')
+        w('    },')
+    w('];')
+    w('')
+    w('pub(crate) static ISA_%s: Isa = Isa {' % tag)
+    w('    gpu_id: %d,' % gen)
+    w('    bitsets: BITSETS_%s,' % tag)
+    w('    // leaves per root bitset (indices into bitsets)')
+    w('    root_leaves: &[')
+    for r in sorted(roots):
+        w('        (%d, &[%s]),' % (r, ', '.join(str(x) for x in roots[r])))
+    w('    ],')
+    w('    // encoder defaults for fields the text does not show: (bitset, field, expression)')
+    w('    encode_hints: &[')
+    for b in keep:
+        for fname, e in b.hints:
+            w('        (%d, %s, %d),' % (index[id(b)], rs_str(fname), e.index))
+    w('    ],')
+    w('    instruction_root: %d,' % names['#instruction'])
+    w('};')
+    w('')
+    ninsn = len(roots.get(names['#instruction'], []))
+    print('gen %d: bitsets kept: %d, instruction leaves: %d' % (gen, len(keep), ninsn), file=sys.stderr)
 
 
 def main():
@@ -388,49 +472,37 @@ def main():
             gmin = max(gmin, a.gen_min)
             gmax = min(gmax, a.gen_max)
         b.eff_gen = (gmin, gmax)
-        mask = match = dc = 0
-        seen = 0
-        for a in chain(b):  # child patterns take precedence
-            for low, high, pat in a.patterns:
-                width = high - low + 1
-                assert len(pat) == width, (b.name, pat)
-                for i, ch in enumerate(reversed(pat)):
-                    bit = 1 << (low + i)
-                    if seen & bit:
+        b.masks = {}
+        for gen, _ in GENS:
+            mask = match = dc = 0
+            seen = 0
+            for a in chain(b):  # child patterns take precedence
+                for low, high, pat, pat_gen_max in a.patterns:
+                    if pat_gen_max is not None and gen > pat_gen_max:
                         continue
-                    seen |= bit
-                    if ch == '1':
-                        mask |= bit
-                        match |= bit
-                    elif ch == '0':
-                        mask |= bit
-                    else:
-                        dc |= bit
-        b.mask, b.match, b.dontcare = mask, match, dc
+                    width = high - low + 1
+                    assert len(pat) == width, (b.name, pat)
+                    for i, ch in enumerate(reversed(pat)):
+                        bit = 1 << (low + i)
+                        if seen & bit:
+                            continue
+                        seen |= bit
+                        if ch == '1':
+                            mask |= bit
+                            match |= bit
+                        elif ch == '0':
+                            mask |= bit
+                        else:
+                            dc |= bit
+            b.masks[gen] = (mask, match, dc)
         b.size_eff = next(a.size for a in chain(b) if a.size is not None)
 
-    # Only keep bitsets that are relevant at TARGET_GEN.
-    def live(b):
-        return b.eff_gen[0] <= TARGET_GEN <= b.eff_gen[1]
-
-    keep = [b for b in isa.bitsets if live(b)]
-    index = {id(b): i for i, b in enumerate(keep)}
-    names = {}
-    for b in keep:
-        names[b.name] = index[id(b)]  # later (live) definition wins; roots are unique
-    roots = {}
-    for b in keep:
-        if id(b) in extended:
-            continue
-        roots.setdefault(index[id(root(b))], []).append(index[id(b)])
-
-    # check that every bitset-typed field refers to a root
     lines = []
     w = lines.append
-    w('// @generated by frontend/gen/ir3/gen_tables.py from mesa isaspec ir3 XML (gen %d).' % TARGET_GEN)
+    w('// @generated by frontend/gen/ir3/gen_tables.py from mesa isaspec ir3 XML.')
     w('// Do not edit by hand; re-run the generator instead.')
     w('')
-    w('use super::spec::{Bitset, Case, EnumDef, ExprEnv, ExprError, Field, Kind};')
+    w('use super::spec::{Bitset, Case, EnumDef, ExprEnv, ExprError, Field, Isa, Kind};')
     w('')
     w('pub(crate) static ENUMS: &[EnumDef] = &[')
     for en in isa.enum_order:
@@ -438,54 +510,10 @@ def main():
         w('    EnumDef { name: %s, values: &[%s] },' % (rs_str(en), vals))
     w('];')
     w('')
-
-    def field_rs(f):
-        return ('Field { name: %s, low: %d, high: %d, kind: %s, display: %s, expr: %s, params: &[%s], assert_val: %d }' % (
-            rs_str(f.name), f.low, f.high, kind_rust(isa, f.kind, names),
-            'Some(%s)' % rs_str(f.display) if f.display is not None else 'None',
-            'Some(%d)' % f.expr.index if f.expr is not None else 'None',
-            ', '.join('(%s, %s)' % (rs_str(a), rs_str(b)) for a, b in f.params),
-            f.assert_val or 0))
-
-    w('pub(crate) static BITSETS: &[Bitset] = &[')
-    for i, b in enumerate(keep):
-        w('    // %d' % i)
-        w('    Bitset {')
-        w('        name: %s,' % rs_str(b.name))
-        w('        size: %d,' % b.size_eff)
-        w('        parent: %s,' % ('Some(%d)' % index[id(b.parent)] if b.parent is not None else 'None'))
-        w('        mask: 0x%x,' % b.mask)
-        w('        match_bits: 0x%x,' % b.match)
-        w('        dontcare: 0x%x,' % b.dontcare)
-        w('        cases: &[')
-        for c in b.cases:
-            w('            Case {')
-            w('                expr: %s,' % ('Some(%d)' % c.expr.index if c.expr is not None else 'None'))
-            w('                display: %s,' % ('Some(%s)' % rs_str(c.display) if c.display is not None else 'None'))
-            w('                fields: &[')
-            for f in c.fields:
-                w('                    %s,' % field_rs(f))
-            w('                ],')
-            w('            },')
-        w('        ],')
-        w('    },')
-    w('];')
-    w('')
-    w('/// Leaves per root bitset (index into BITSETS).')
-    w('pub(crate) static ROOT_LEAVES: &[(u16, &[u16])] = &[')
-    for r in sorted(roots):
-        w('    (%d, &[%s]),' % (r, ', '.join(str(x) for x in roots[r])))
-    w('];')
-    w('')
-    w('/// Encoder defaults for fields the text does not show: (bitset, field, expression).')
-    w('pub(crate) static ENCODE_HINTS: &[(u16, &str, u16)] = &[')
-    for b in keep:
-        for fname, e in b.hints:
-            w('    (%d, %s, %d),' % (index[id(b)], rs_str(fname), e.index))
-    w('];')
-    w('')
-    w('pub(crate) const INSTRUCTION_ROOT: u16 = %d;' % names['#instruction'])
-    w('')
+    for gen, tag in GENS:
+        emit_gen(isa, w, gen, tag, extended, root)
+    w('/// a8xx: the XML has no gen-800 specific encodings; same tables, gpu_id 800.')
+    w('pub(crate) static ISA_800: Isa = Isa { gpu_id: 800, ..ISA_700 };')
     w('')
     w('/// Field names each expression reads (the assembler solves for their bits).')
     w('pub(crate) static EXPR_FIELDS: &[&[&str]] = &[')
@@ -506,8 +534,7 @@ def main():
     w('}')
     with open(out, 'w') as fh:
         fh.write('\n'.join(lines) + '\n')
-    ninsn = len(dict(roots).get(names['#instruction'], []))
-    print('bitsets kept: %d, instruction leaves: %d, exprs: %d' % (len(keep), ninsn, len(isa.exprs)), file=sys.stderr)
+    print('exprs: %d' % len(isa.exprs), file=sys.stderr)
 
 
 if __name__ == '__main__':

@@ -8,9 +8,9 @@
 //! determine at all are tried with the fewest bits set first. A candidate is accepted
 //! only if disassembling it reproduces the text exactly.
 
-use super::engine::{self, Ctx, Scope, TemplatePart, find_display, template_parts};
-use super::spec::{Field, Kind};
-use super::tables::{BITSETS, ENCODE_HINTS, ENUMS, EXPR_FIELDS, INSTRUCTION_ROOT};
+use super::engine::{self, Ctx, Scope, TemplatePart, template_parts};
+use super::spec::{Field, Isa, Kind};
+use super::tables::{ENUMS, EXPR_FIELDS};
 
 /// Failure to assemble; `line`/`col` are 1-based positions in the source.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -37,21 +37,16 @@ pub enum AsmError {
     },
 }
 
-/// Assemble one instruction (mesa syntax, or `raw 0x<16 hex digits>`).
-pub fn assemble_line(text: &str) -> Result<u64, AsmError> {
-    assemble_at(text, 1)
-}
-
 /// Assemble a program: one instruction per line; blank lines and `;` comments are
 /// skipped.
-pub fn assemble(source: &str) -> Result<Vec<u64>, AsmError> {
+pub(crate) fn assemble_source(isa: &'static Isa, source: &str) -> Result<Vec<u64>, AsmError> {
     let mut out = Vec::new();
     for (i, line) in source.lines().enumerate() {
         let code = line.split(';').next().unwrap_or("");
         if code.trim().is_empty() {
             continue;
         }
-        out.push(assemble_at(code, i + 1)?);
+        out.push(assemble_at(isa, code, i + 1)?);
     }
     Ok(out)
 }
@@ -82,7 +77,7 @@ fn normalize(line: &str) -> Normalized {
     Normalized { text, cols }
 }
 
-fn assemble_at(line: &str, line_no: usize) -> Result<u64, AsmError> {
+pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Result<u64, AsmError> {
     let norm = normalize(line);
     let col_of = |pos: usize| {
         norm.cols
@@ -106,8 +101,10 @@ fn assemble_at(line: &str, line_no: usize) -> Result<u64, AsmError> {
         furthest: 0,
     };
     let mut any_full = false;
-    for &leaf in engine::leaves_of(INSTRUCTION_ROOT) {
+    let mut best: Option<u64> = None;
+    for &leaf in isa.leaves_of(isa.instruction_root) {
         let st = State {
+            isa,
             val: 0,
             known: 0,
             pos: 0,
@@ -123,9 +120,14 @@ fn assemble_at(line: &str, line_no: usize) -> Result<u64, AsmError> {
             }
             any_full = true;
             if let Some(word) = solve(&cand, &norm.text) {
-                return Ok(word);
+                // Several templates can print the same text; like mesa's encoder,
+                // prefer the word with the fewest bits set.
+                best = Some(best.map_or(word, |b: u64| canonical(b, word)));
             }
         }
+    }
+    if let Some(word) = best {
+        return Ok(word);
     }
     if any_full {
         Err(AsmError::Unencodable {
@@ -139,6 +141,16 @@ fn assemble_at(line: &str, line_no: usize) -> Result<u64, AsmError> {
             col: col_of(m.furthest),
             text: norm.text,
         })
+    }
+}
+
+/// The preferred of two words that print the same text: fewer bits set, then the
+/// smaller value.
+fn canonical(a: u64, b: u64) -> u64 {
+    if (b.count_ones(), b) < (a.count_ones(), a) {
+        b
+    } else {
+        a
     }
 }
 
@@ -165,6 +177,7 @@ struct Deferred {
 
 #[derive(Clone)]
 struct State {
+    isa: &'static Isa,
     val: u64,
     known: u64,
     pos: usize,
@@ -203,7 +216,7 @@ impl State {
         parent: Option<usize>,
         params: &'static [(&'static str, &'static str)],
     ) -> Option<State> {
-        let b = &BITSETS[usize::from(leaf)];
+        let b = self.isa.bitset(leaf);
         let mask = b.mask << base;
         let bits = b.match_bits << base;
         if (self.val ^ bits) & self.known & mask != 0 {
@@ -222,11 +235,11 @@ impl State {
 }
 
 /// Every field definition named `name` in the bitset chain of `leaf` (any case).
-fn field_defs(leaf: u16, name: &str) -> Vec<&'static Field> {
+fn field_defs(isa: &'static Isa, leaf: u16, name: &str) -> Vec<&'static Field> {
     let mut out: Vec<&'static Field> = Vec::new();
     let mut b = Some(leaf);
     while let Some(bi) = b {
-        let bs = &BITSETS[usize::from(bi)];
+        let bs = isa.bitset(bi);
         for case in bs.cases {
             for f in case
                 .fields
@@ -252,11 +265,11 @@ fn field_defs(leaf: u16, name: &str) -> Vec<&'static Field> {
 
 /// Display templates of `leaf` (leaf cases first, then ancestors) with the asserts
 /// of the case they belong to.
-fn templates(leaf: u16) -> Vec<(&'static str, &'static [Field], Option<u16>)> {
+fn templates(isa: &'static Isa, leaf: u16) -> Vec<(&'static str, &'static [Field], Option<u16>)> {
     let mut out = Vec::new();
     let mut b = Some(leaf);
     while let Some(bi) = b {
-        let bs = &BITSETS[usize::from(bi)];
+        let bs = isa.bitset(bi);
         for case in bs.cases {
             if let Some(d) = case.display {
                 out.push((d, case.fields, case.expr));
@@ -285,9 +298,9 @@ impl Matcher<'_> {
 
     fn match_frame(&mut self, st: State, frame: usize) -> Vec<State> {
         let leaf = st.frames[frame].leaf;
-        let name = BITSETS[usize::from(leaf)].name;
+        let name = st.isa.name(leaf);
         let mut out = Vec::new();
-        for (tmpl, case_fields, case_expr) in templates(leaf) {
+        for (tmpl, case_fields, case_expr) in templates(st.isa, leaf) {
             if tmpl.contains("{NAME}") && !self.rest(st.pos).contains(name) {
                 continue;
             }
@@ -324,7 +337,7 @@ impl Matcher<'_> {
                 }
             }
             TemplatePart::Field("NAME") => {
-                let name = BITSETS[usize::from(st.frames[frame].leaf)].name;
+                let name = st.isa.name(st.frames[frame].leaf);
                 if self.rest(st.pos).starts_with(name) {
                     vec![self.advance(st, name.len())]
                 } else {
@@ -348,7 +361,7 @@ impl Matcher<'_> {
         depth: u32,
     ) -> Vec<State> {
         let fr = st.frames[frame].clone();
-        let defs = field_defs(fr.leaf, name);
+        let defs = field_defs(st.isa, fr.leaf, name);
         if defs.is_empty() {
             if depth < 8
                 && let Some(parent) = fr.parent
@@ -376,7 +389,7 @@ impl Matcher<'_> {
             }
             let low = fr.base + u32::from(f.low);
             if let Kind::Bitset(root) = f.kind {
-                for &leaf in engine::leaves_of(root) {
+                for &leaf in st.isa.leaves_of(root) {
                     let Some(s) = st.clone().push_frame(leaf, low, Some(frame), f.params) else {
                         continue;
                     };
@@ -548,7 +561,7 @@ fn dependency_bits(st: &State, frame: usize, name: &str, depth: u32) -> u64 {
         return 0;
     }
     let fr = &st.frames[frame];
-    let defs = field_defs(fr.leaf, name);
+    let defs = field_defs(st.isa, fr.leaf, name);
     if defs.is_empty() {
         if let Some(parent) = fr.parent
             && let Some((pname, _)) = fr.params.iter().find(|(_, alias)| *alias == name)
@@ -572,19 +585,27 @@ fn dependency_bits(st: &State, frame: usize, name: &str, depth: u32) -> u64 {
 }
 
 /// Calls `f` with the decode scope of `frame` for `word`.
-fn with_scope<R>(frames: &[Frame], idx: usize, word: u64, f: &mut dyn FnMut(&Scope<'_>) -> R) -> R {
+fn with_scope<R>(
+    isa: &'static Isa,
+    frames: &[Frame],
+    idx: usize,
+    word: u64,
+    f: &mut dyn FnMut(&Scope<'_>) -> R,
+) -> R {
     let fr = &frames[idx];
-    let size = u32::from(BITSETS[usize::from(fr.leaf)].size);
+    let size = u32::from(isa.bitset(fr.leaf).size);
     let val = (word >> fr.base) & ones(size);
     match fr.parent {
         None => f(&Scope {
+            isa,
             bitset: fr.leaf,
             val,
             parent: None,
             params: &[],
         }),
-        Some(p) => with_scope(frames, p, word, &mut |ps: &Scope<'_>| {
+        Some(p) => with_scope(isa, frames, p, word, &mut |ps: &Scope<'_>| {
             f(&Scope {
+                isa,
                 bitset: fr.leaf,
                 val,
                 parent: Some(ps),
@@ -596,7 +617,9 @@ fn with_scope<R>(frames: &[Frame], idx: usize, word: u64, f: &mut dyn FnMut(&Sco
 
 fn deferred_hold(st: &State, word: u64) -> bool {
     st.deferred.iter().all(|d| {
-        with_scope(&st.frames, d.frame, word, &mut |scope: &Scope<'_>| {
+        with_scope(st.isa, &st.frames, d.frame, word, &mut |scope: &Scope<
+            '_,
+        >| {
             if let Some(e) = d.expr {
                 return engine::eval(&mut Ctx::default(), scope, e).is_ok_and(|v| v != 0);
             }
@@ -654,8 +677,8 @@ fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
     let mut decided = 0u64;
     let mut b = Some(top.leaf);
     while let Some(bi) = b {
-        for &(_, name, expr) in ENCODE_HINTS.iter().filter(|h| h.0 == bi) {
-            let Some(f) = field_defs(top.leaf, name)
+        for &(_, name, expr) in st.isa.encode_hints.iter().filter(|h| h.0 == bi) {
+            let Some(f) = field_defs(st.isa, top.leaf, name)
                 .into_iter()
                 .find(|f| f.expr.is_none())
             else {
@@ -666,6 +689,7 @@ fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
                 continue;
             }
             let scope = Scope {
+                isa: st.isa,
                 bitset: top.leaf,
                 val: w,
                 parent: None,
@@ -676,7 +700,7 @@ fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
                 decided |= mask;
             }
         }
-        b = BITSETS[usize::from(bi)].parent;
+        b = st.isa.bitset(bi).parent;
     }
     (w, decided)
 }
@@ -684,7 +708,7 @@ fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
 /// Finds the word for a complete template match, or `None` if no assignment of the
 /// undetermined bits reproduces `text`.
 fn solve(st: &State, text: &str) -> Option<u64> {
-    let top = &BITSETS[usize::from(st.frames.first()?.leaf)];
+    let top = st.isa.bitset(st.frames.first()?.leaf);
     let mut dep = 0u64;
     for d in &st.deferred {
         match d.expr {
@@ -712,23 +736,16 @@ fn solve(st: &State, text: &str) -> Option<u64> {
         let rest_combos = combos_by_popcount(rest.count_ones(), 12);
         for fc in &rest_combos {
             let w = hinted | scatter(*fc, rest);
-            if engine::render_word(w).is_ok_and(|t| t == text) {
+            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
                 return Some(w);
             }
         }
         for fc in &free_combos {
             let w = word | scatter(*fc, free);
-            if engine::render_word(w).is_ok_and(|t| t == text) {
+            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
                 return Some(w);
             }
         }
     }
     None
-}
-
-/// The display template mesa picks for `word` (used by tests and diagnostics).
-#[allow(dead_code)]
-pub(crate) fn chosen_template(word: u64) -> Option<&'static str> {
-    let scope = engine::instruction_scope(word).ok()?;
-    find_display(&mut Ctx::default(), &scope).ok()
 }

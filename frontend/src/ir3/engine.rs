@@ -5,11 +5,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::spec::{ExprEnv, ExprError, Field, Kind};
-use super::tables::{BITSETS, ENUMS, ROOT_LEAVES, eval_expr};
-
-/// gpu_id the tables were generated for; visible to expressions as `ISA_GPU_ID()`.
-pub(crate) const GPU_ID: i64 = 630;
+use super::spec::{ExprEnv, ExprError, Field, Isa, Kind};
+use super::tables::{ENUMS, eval_expr};
 
 /// Failure inside the table interpreter (wrapped into `DecodeError` by the caller).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +39,7 @@ pub enum EngineError {
 /// enclosing scope through `params`.
 #[derive(Clone, Copy)]
 pub(crate) struct Scope<'a> {
+    pub isa: &'static Isa,
     pub bitset: u16,
     pub val: u64,
     pub parent: Option<&'a Scope<'a>>,
@@ -78,29 +76,17 @@ fn scope_key(scope: &Scope<'_>) -> ScopeKey {
     key
 }
 
-pub(crate) fn leaves_of(root: u16) -> &'static [u16] {
-    ROOT_LEAVES
-        .iter()
-        .find(|(r, _)| *r == root)
-        .map(|(_, l)| *l)
-        .unwrap_or(&[])
-}
-
-fn bitset_name(i: u16) -> &'static str {
-    BITSETS.get(usize::from(i)).map(|b| b.name).unwrap_or("?")
-}
-
 /// The unique leaf of `root` whose fixed bits match `val`.
-pub(crate) fn find_leaf(root: u16, val: u64) -> Result<u16, EngineError> {
+pub(crate) fn find_leaf(isa: &'static Isa, root: u16, val: u64) -> Result<u16, EngineError> {
     let mut found: Option<u16> = None;
-    for &leaf in leaves_of(root) {
-        let b = &BITSETS[usize::from(leaf)];
+    for &leaf in isa.leaves_of(root) {
+        let b = isa.bitset(leaf);
         if val & b.mask != b.match_bits {
             continue;
         }
         if let Some(prev) = found {
             return Err(EngineError::Ambiguous {
-                a: bitset_name(prev),
+                a: isa.name(prev),
                 b: b.name,
                 val,
             });
@@ -108,7 +94,7 @@ pub(crate) fn find_leaf(root: u16, val: u64) -> Result<u16, EngineError> {
         found = Some(leaf);
     }
     found.ok_or(EngineError::NoMatch {
-        root: bitset_name(root),
+        root: isa.name(root),
         val,
     })
 }
@@ -128,7 +114,7 @@ impl ExprEnv for Env<'_, '_> {
         }
     }
     fn gpu_id(&self) -> i64 {
-        GPU_ID
+        self.scope.isa.gpu_id
     }
 }
 
@@ -163,7 +149,7 @@ fn find_field(
 ) -> Result<Option<&'static Field>, EngineError> {
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
-        let bs = &BITSETS[usize::from(bi)];
+        let bs = scope.isa.bitset(bi);
         for case in bs.cases {
             if !case_holds(ctx, scope, case.expr)? {
                 continue;
@@ -212,7 +198,7 @@ pub(crate) fn resolve<'a>(
 pub(crate) fn find_display(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<&'static str, EngineError> {
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
-        let bs = &BITSETS[usize::from(bi)];
+        let bs = scope.isa.bitset(bi);
         for case in bs.cases {
             if !case_holds(ctx, scope, case.expr)? {
                 continue;
@@ -224,7 +210,7 @@ pub(crate) fn find_display(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<&'static 
         b = bs.parent;
     }
     Err(EngineError::NoDisplay {
-        bitset: bitset_name(scope.bitset),
+        bitset: scope.isa.name(scope.bitset),
     })
 }
 
@@ -264,7 +250,7 @@ pub(crate) fn render(
     for part in template_parts(tmpl) {
         match part {
             TemplatePart::Literal(l) => out.push_str(l),
-            TemplatePart::Field("NAME") => out.push_str(bitset_name(scope.bitset)),
+            TemplatePart::Field("NAME") => out.push_str(scope.isa.name(scope.bitset)),
             TemplatePart::Field(name) => render_field(ctx, scope, name, out)?,
         }
     }
@@ -291,7 +277,7 @@ pub(crate) fn render_field(
     out: &mut String,
 ) -> Result<(), EngineError> {
     let r = resolve(ctx, scope, name)?.ok_or_else(|| EngineError::NoField {
-        bitset: bitset_name(scope.bitset),
+        bitset: scope.isa.name(scope.bitset),
         field: name.to_string(),
     })?;
     let f = r.field;
@@ -351,8 +337,9 @@ pub(crate) fn render_field(
             out.push_str(d);
         }
         Kind::Bitset(root) => {
-            let leaf = find_leaf(root, v)?;
+            let leaf = find_leaf(scope.isa, root, v)?;
             let sub = Scope {
+                isa: scope.isa,
                 bitset: leaf,
                 val: v,
                 parent: Some(r.scope),
@@ -366,9 +353,13 @@ pub(crate) fn render_field(
 }
 
 /// Top-level: classify a 64-bit instruction word.
-pub(crate) fn instruction_scope(word: u64) -> Result<Scope<'static>, EngineError> {
-    let leaf = find_leaf(super::tables::INSTRUCTION_ROOT, word)?;
+pub(crate) fn instruction_scope(
+    isa: &'static Isa,
+    word: u64,
+) -> Result<Scope<'static>, EngineError> {
+    let leaf = find_leaf(isa, isa.instruction_root, word)?;
     Ok(Scope {
+        isa,
         bitset: leaf,
         val: word,
         parent: None,
@@ -377,8 +368,8 @@ pub(crate) fn instruction_scope(word: u64) -> Result<Scope<'static>, EngineError
 }
 
 /// Render one instruction word with the mesa templates.
-pub(crate) fn render_word(word: u64) -> Result<String, EngineError> {
-    let scope = instruction_scope(word)?;
+pub(crate) fn render_word(isa: &'static Isa, word: u64) -> Result<String, EngineError> {
+    let scope = instruction_scope(isa, word)?;
     let mut out = String::new();
     render(&mut Ctx::default(), &scope, &mut out)?;
     Ok(out)

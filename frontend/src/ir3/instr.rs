@@ -6,8 +6,9 @@
 //! [`Operand`]s with their modifiers.
 
 use super::engine::{self, Ctx, EngineError, Resolved, Scope, TemplatePart, sign_extend};
+use super::spec::Isa;
 use super::spec::{Field, Kind};
-use super::tables::{BITSETS, ENUMS};
+use super::tables::ENUMS;
 
 /// Instruction-level flags (sync bits and modifiers printed before the mnemonic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -135,7 +136,7 @@ fn all_field_names(scope: &Scope<'_>) -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Vec::new();
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
-        let bs = &BITSETS[usize::from(bi)];
+        let bs = scope.isa.bitset(bi);
         for case in bs.cases {
             for f in case.fields {
                 if f.kind != Kind::Assert && !names.contains(&f.name) {
@@ -184,10 +185,11 @@ fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<Value>, EngineErro
             None => Value::Uint(v),
         },
         Kind::Bitset(root) => {
-            let Ok(leaf) = engine::find_leaf(root, v) else {
+            let Ok(leaf) = engine::find_leaf(r.scope.isa, root, v) else {
                 return Ok(None);
             };
             let sub = Scope {
+                isa: r.scope.isa,
                 bitset: leaf,
                 val: v,
                 parent: Some(r.scope),
@@ -213,7 +215,7 @@ fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Option<Operand>, EngineEr
     if text.is_empty() {
         return Ok(None);
     }
-    let name = BITSETS[usize::from(scope.bitset)].name;
+    let name = scope.isa.name(scope.bitset);
     let tmpl = engine::find_display(ctx, scope)?;
     let shown = |f: &str| tmpl.contains(&format!("{{{f}}}"));
     let mut op = Operand {
@@ -370,11 +372,11 @@ fn template_operand(
 
 /// Decode `word` into an [`Instr`]; also renders it so anything mesa could not print
 /// is rejected too.
-pub(crate) fn build(word: u64) -> Result<Instr, EngineError> {
-    let text = engine::render_word(word)?;
-    let scope = engine::instruction_scope(word)?;
+pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> {
+    let text = engine::render_word(isa, word)?;
+    let scope = engine::instruction_scope(isa, word)?;
     let mut ctx = Ctx::default();
-    let leaf = &BITSETS[usize::from(scope.bitset)];
+    let leaf = isa.bitset(scope.bitset);
     let fields = resolved_fields(&mut ctx, &scope)?;
     let get = |n: &str| {
         fields

@@ -15,7 +15,7 @@ mod spec;
 #[rustfmt::skip]
 mod tables;
 
-pub use asm::{AsmError, assemble, assemble_line};
+pub use asm::AsmError;
 pub use engine::EngineError;
 pub use instr::{Flags, Instr, Operand, OperandKind, Value};
 
@@ -43,29 +43,88 @@ impl DecodeError {
     }
 }
 
-/// Decode one instruction into the typed form the lifter consumes.
+/// A GPU generation whose isaspec tables are built in. a630 is the target; the
+/// others exist to decode mesa's a7xx/a8xx vectors where their encodings are known
+/// to the Oct-2025 XML.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gpu {
+    /// Adreno 6xx (tables for gpu_id 630).
+    A6xx,
+    /// Adreno 7xx (gpu_id 700 tables).
+    A7xx,
+    /// Adreno 8xx (the a7xx tables with `ISA_GPU_ID()` = 800).
+    A8xx,
+}
+
+impl Gpu {
+    /// The generation of a mesa gpu_id (e.g. 630, 730, 800), if supported.
+    pub fn from_gpu_id(gpu_id: u32) -> Option<Gpu> {
+        match gpu_id {
+            600..=699 => Some(Gpu::A6xx),
+            700..=799 => Some(Gpu::A7xx),
+            800..=899 => Some(Gpu::A8xx),
+            _ => None,
+        }
+    }
+    fn isa(self) -> &'static spec::Isa {
+        match self {
+            Gpu::A6xx => &tables::ISA_630,
+            Gpu::A7xx => &tables::ISA_700,
+            Gpu::A8xx => &tables::ISA_800,
+        }
+    }
+}
+
+/// Decode one a630 instruction into the typed form the lifter consumes.
 pub fn decode(word: u64) -> Result<Instr, DecodeError> {
-    instr::build(word).map_err(|reason| DecodeError::Undecodable { word, reason })
+    decode_for(Gpu::A6xx, word)
 }
 
-/// Disassemble one instruction exactly as mesa's isaspec disassembler prints it.
+/// [`decode`] for another generation.
+pub fn decode_for(gpu: Gpu, word: u64) -> Result<Instr, DecodeError> {
+    instr::build(gpu.isa(), word).map_err(|reason| DecodeError::Undecodable { word, reason })
+}
+
+/// Disassemble one a630 instruction exactly as mesa's isaspec disassembler prints it.
 pub fn disasm(word: u64) -> Result<String, DecodeError> {
-    engine::render_word(word).map_err(|reason| DecodeError::Undecodable { word, reason })
+    disasm_for(Gpu::A6xx, word)
 }
 
-/// Disassemble a program; the error names the failing word and its byte offset.
+/// [`disasm`] for another generation.
+pub fn disasm_for(gpu: Gpu, word: u64) -> Result<String, DecodeError> {
+    engine::render_word(gpu.isa(), word).map_err(|reason| DecodeError::Undecodable { word, reason })
+}
+
+/// Disassemble an a630 program; the error names the failing word and its byte
+/// offset.
 pub fn disasm_words(words: &[u64]) -> Result<Vec<String>, DecodeError> {
     words
         .iter()
         .enumerate()
         .map(|(i, &word)| {
-            engine::render_word(word).map_err(|reason| DecodeError::AtOffset {
+            engine::render_word(Gpu::A6xx.isa(), word).map_err(|reason| DecodeError::AtOffset {
                 word,
                 offset: i * 8,
                 reason,
             })
         })
         .collect()
+}
+
+/// Assemble one a630 instruction (mesa syntax, or `raw 0x<16 hex digits>`).
+pub fn assemble_line(text: &str) -> Result<u64, AsmError> {
+    asm::assemble_at(Gpu::A6xx.isa(), text, 1)
+}
+
+/// [`assemble_line`] for another generation.
+pub fn assemble_line_for(gpu: Gpu, text: &str) -> Result<u64, AsmError> {
+    asm::assemble_at(gpu.isa(), text, 1)
+}
+
+/// Assemble an a630 program: one instruction per line, blank lines and `;`
+/// comments skipped; errors carry line:col.
+pub fn assemble(source: &str) -> Result<Vec<u64>, AsmError> {
+    asm::assemble_source(Gpu::A6xx.isa(), source)
 }
 
 /// One a630 instruction encoding (an isaspec leaf): a word belongs to it when
@@ -80,10 +139,11 @@ pub struct Encoding {
 
 /// Every instruction encoding valid for a630, in table order.
 pub fn encodings() -> Vec<Encoding> {
-    engine::leaves_of(tables::INSTRUCTION_ROOT)
+    let isa = Gpu::A6xx.isa();
+    isa.leaves_of(isa.instruction_root)
         .iter()
         .map(|&i| {
-            let b = &tables::BITSETS[usize::from(i)];
+            let b = isa.bitset(i);
             Encoding {
                 name: b.name,
                 mask: b.mask,
@@ -93,12 +153,13 @@ pub fn encodings() -> Vec<Encoding> {
         .collect()
 }
 
-/// The encoding a word belongs to (fixed bits only; fields are not validated, use
-/// [`decode`] for that).
+/// The a630 encoding a word belongs to (fixed bits only; fields are not
+/// validated, use [`decode`] for that).
 pub fn classify(word: u64) -> Result<Encoding, DecodeError> {
-    let scope = engine::instruction_scope(word)
+    let isa = Gpu::A6xx.isa();
+    let scope = engine::instruction_scope(isa, word)
         .map_err(|reason| DecodeError::Undecodable { word, reason })?;
-    let b = &tables::BITSETS[usize::from(scope.bitset)];
+    let b = isa.bitset(scope.bitset);
     Ok(Encoding {
         name: b.name,
         mask: b.mask,

@@ -97,3 +97,36 @@ pub(crate) trait ExprEnv {
     fn field(&mut self, name: &str) -> Result<i64, ExprError>;
     fn gpu_id(&self) -> i64;
 }
+
+/// The tables of one GPU generation.
+#[derive(Debug)]
+pub(crate) struct Isa {
+    /// Value of `ISA_GPU_ID()` in expressions.
+    pub gpu_id: i64,
+    pub bitsets: &'static [Bitset],
+    /// (root bitset, its leaves), indices into `bitsets`.
+    pub root_leaves: &'static [(u16, &'static [u16])],
+    /// (bitset, field, expression): how mesa's encoder fills fields the text does
+    /// not show.
+    pub encode_hints: &'static [(u16, &'static str, u16)],
+    pub instruction_root: u16,
+}
+
+impl Isa {
+    pub fn bitset(&self, i: u16) -> &'static Bitset {
+        &self.bitsets[usize::from(i)]
+    }
+    pub fn leaves_of(&self, root: u16) -> &'static [u16] {
+        self.root_leaves
+            .iter()
+            .find(|(r, _)| *r == root)
+            .map(|(_, l)| *l)
+            .unwrap_or(&[])
+    }
+    pub fn name(&self, i: u16) -> &'static str {
+        self.bitsets
+            .get(usize::from(i))
+            .map(|b| b.name)
+            .unwrap_or("?")
+    }
+}

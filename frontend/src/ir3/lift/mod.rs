@@ -1,0 +1,286 @@
+//! Lifts an a630 ir3 compute shader into one wavejit IR kernel (the program of
+//! one fiber).
+//!
+//! Register model: the fiber's register file lives in IR private memory
+//! (`layout`), with a per-block cache so that straight-line code works on SSA
+//! values and only block boundaries (and relative addressing) touch memory.
+//! Full registers are 32-bit slots indexed by regid (so r48+ shared registers,
+//! a0.x/a1.x and p0 sit at their regids too); half registers either alias the
+//! halves of full slots (MERGEDREGS) or live in a separate 16-bit file.
+//! Control flow: every ir3 branch target and every instruction after a
+//! block-ending one starts an IR block, created in guest pc order so that the
+//! engines' "lowest pc first" scheduling reconverges divergent fibers the way the
+//! hardware does for mesa's layout.
+
+mod alu;
+mod error;
+mod flow;
+mod mem;
+mod mov;
+mod regs;
+mod tex;
+
+use std::collections::BTreeMap;
+
+use wavejit_ir::{Block, Builder, FloatMode, InstKind, Kernel, Type, Value};
+
+use super::{Instr, decode};
+pub use error::LiftError;
+
+/// Bytes of the const file image at the start of the uniform space (256 vec4).
+pub const CONST_BYTES: u32 = 4096;
+
+/// Per-fiber private memory layout (bytes).
+pub mod layout {
+    /// Full register file: 256 32-bit slots indexed by regid (r0.x..r55.w, a0.x at
+    /// 0xf4, a1.x at 0xf5, p0.x..w at 0xf8..0xfb).
+    pub const FULL_FILE: u32 = 0;
+    /// Separate half register file (used when MERGEDREGS is clear): 256 16-bit slots.
+    pub const HALF_FILE: u32 = 1024;
+    /// call/ret stack: depth (u32) then return-site indices (u32 each).
+    pub const CALL_STACK: u32 = 1536;
+    /// Deepest call nesting supported.
+    pub const CALL_DEPTH: u32 = 31;
+    /// Start of the guest's own private memory (ldp/stp).
+    pub const GUEST_PRIVATE: u32 = 1664;
+}
+
+/// Where the dispatch-dependent data the kernel reads sits in the uniform space
+/// (after the const image). Offsets in bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UniformLayout {
+    /// Texture descriptors (16 dwords each) loaded by CP_LOAD_STATE6.
+    pub tex_off: u32,
+    pub tex_count: u32,
+    /// Sampler descriptors (4 dwords each).
+    pub samp_off: u32,
+    pub samp_count: u32,
+    /// UAV/IBO descriptors (16 dwords each).
+    pub uav_off: u32,
+    pub uav_count: u32,
+    /// UBO descriptors (u64 each: base lo, base hi | size << 17).
+    pub ubo_off: u32,
+    pub ubo_count: u32,
+    /// u64 SP_CS_TEXMEMOBJ_BASE then u64 SP_CS_UAV_BASE (texture / UAV indices past
+    /// the loaded ones read their descriptors from memory there).
+    pub info_off: u32,
+}
+
+/// Dispatch state that changes what a kernel computes (part of the cache key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LiftConfig {
+    /// SP_CS_CNTL_0.MERGEDREGS (or the override): half registers alias full ones.
+    pub merged_regs: bool,
+    /// SP_MODE_CNTL.CONSTANT_DEMOTION_ENABLE: `hcN` reads 32-bit `cN` and converts.
+    pub const_demotion: bool,
+    /// regid receiving the local id x,y,z (0xfc: none).
+    pub local_id_regid: u32,
+    /// regid receiving the workgroup id x,y,z (0xfc: none).
+    pub workgroup_id_regid: u32,
+    /// regid receiving the linear local id (0xfc: none).
+    pub linear_local_id_regid: u32,
+    /// Guest private (ldp/stp) bytes per fiber.
+    pub private_size: u32,
+    /// Workgroup-local memory bytes.
+    pub shared_size: u32,
+    pub uniforms: UniformLayout,
+}
+
+impl Default for LiftConfig {
+    fn default() -> LiftConfig {
+        LiftConfig {
+            merged_regs: true,
+            const_demotion: true,
+            local_id_regid: 0,
+            workgroup_id_regid: 0xfc,
+            linear_local_id_regid: 0xfc,
+            private_size: 0,
+            shared_size: 32 * 1024,
+            uniforms: UniformLayout::default(),
+        }
+    }
+}
+
+/// Lifts the program `words` (instruction 0 is the entry) into a kernel.
+pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
+    let plan = flow::plan(words)?;
+    let mut k = Kernel::new(format!(
+        "ir3 ({} regs)",
+        if cfg.merged_regs { "merged" } else { "separate half" }
+    ));
+    k.shared_size = cfg.shared_size;
+    k.private_size = layout::GUEST_PRIVATE + cfg.private_size;
+    let entry = k.add_block();
+    let n = words.len();
+    let mut block_of: Vec<Option<Block>> = vec![None; n];
+    let mut extra: Vec<Vec<Block>> = vec![Vec::new(); n];
+    for pc in 0..n {
+        let Some(ins) = &plan.instrs[pc] else { continue };
+        if plan.leader[pc] {
+            block_of[pc] = Some(k.add_block());
+        }
+        for _ in 0..extra_blocks(ins) {
+            extra[pc].push(k.add_block());
+        }
+    }
+    let mut l = Lifter {
+        k,
+        cur: entry,
+        pc: 0,
+        cfg,
+        cache: BTreeMap::new(),
+        block_of,
+        extra,
+        open: true,
+        ret_sites: plan.ret_sites.clone(),
+        pred_end: plan.pred_end.clone(),
+    };
+    l.init_registers();
+    l.goto(0)?;
+    for pc in 0..n {
+        let Some(ins) = plan.instrs[pc].clone() else { continue };
+        l.pc = pc as u64;
+        if plan.leader[pc] {
+            if l.open {
+                l.goto(pc as u64)?;
+            }
+            l.cur = l.block_at(pc as u64)?;
+            l.open = true;
+        }
+        if !l.open {
+            return Err(LiftError::Internal {
+                pc: pc as u64,
+                what: "instruction after a block end is not a leader".into(),
+            });
+        }
+        l.lift_instr(&ins)?;
+    }
+    if l.open {
+        return Err(LiftError::FallsOffEnd { pc: n as u64 });
+    }
+    wavejit_ir::verify::verify(&l.k).map_err(|e| LiftError::Internal {
+        pc: 0,
+        what: format!("lifted kernel does not verify: {e}"),
+    })?;
+    Ok(l.k)
+}
+
+/// Blocks an instruction needs besides its own (created right after it in layout).
+fn extra_blocks(i: &Instr) -> usize {
+    match i.encoding {
+        "kill" => 1,
+        "stib.b" => 2,
+        n if n.starts_with("atomic.b.") => 2,
+        _ => 0,
+    }
+}
+
+/// A cached register slot: its current value and whether memory is stale.
+#[derive(Clone, Copy)]
+struct Cached {
+    value: Value,
+    dirty: bool,
+}
+
+pub(crate) struct Lifter<'c> {
+    k: Kernel,
+    cur: Block,
+    pc: u64,
+    cfg: &'c LiftConfig,
+    cache: BTreeMap<u32, Cached>,
+    block_of: Vec<Option<Block>>,
+    extra: Vec<Vec<Block>>,
+    /// The current block has no terminator yet.
+    open: bool,
+    ret_sites: Vec<u64>,
+    /// predt/predf pc -> the pc where its predicated region ends.
+    pred_end: BTreeMap<u64, u64>,
+}
+
+impl Lifter<'_> {
+    /// Appends an instruction at the current guest pc; returns its first result.
+    fn ins(&mut self, kind: InstKind, args: &[Value]) -> Value {
+        let mut b = Builder::new(&mut self.k, self.cur);
+        b.set_srcloc(Some(self.pc));
+        b.ins(kind, args)
+    }
+
+    fn inst_all(&mut self, kind: InstKind, args: &[Value]) -> Vec<Value> {
+        let mut b = Builder::new(&mut self.k, self.cur);
+        b.set_srcloc(Some(self.pc));
+        b.inst(kind, args)
+    }
+
+    fn iconst(&mut self, ty: Type, v: u64) -> Value {
+        self.ins(
+            InstKind::Const {
+                ty,
+                bits: v & ty.mask(),
+            },
+            &[],
+        )
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.k.value_type(v)
+    }
+
+    fn block_at(&self, pc: u64) -> Result<Block, LiftError> {
+        self.block_of
+            .get(pc as usize)
+            .copied()
+            .flatten()
+            .ok_or(LiftError::Internal {
+                pc: self.pc,
+                what: format!("no block starts at pc {pc}"),
+            })
+    }
+
+    fn extra_block(&self, i: usize) -> Result<Block, LiftError> {
+        self.extra
+            .get(self.pc as usize)
+            .and_then(|v| v.get(i))
+            .copied()
+            .ok_or(LiftError::Internal {
+                pc: self.pc,
+                what: "missing helper block".into(),
+            })
+    }
+
+    /// Ends the current block with a jump to the block of `pc`.
+    fn goto(&mut self, pc: u64) -> Result<(), LiftError> {
+        let b = self.block_at(pc)?;
+        self.flush_all();
+        self.k.set_terminator(
+            self.cur,
+            wavejit_ir::Terminator::Jump(wavejit_ir::BlockCall::new(b, &[])),
+        );
+        self.open = false;
+        Ok(())
+    }
+
+    /// Switches to a helper block (the cache starts empty there).
+    fn enter(&mut self, b: Block) {
+        self.cur = b;
+        self.cache.clear();
+        self.open = true;
+    }
+
+    fn terminate(&mut self, t: wavejit_ir::Terminator) {
+        self.k.set_terminator(self.cur, t);
+        self.open = false;
+    }
+}
+
+/// a630 float rules (hardware measurements): denormals flushed keeping sign on
+/// input and output, every NaN result canonical, round to nearest even.
+pub(crate) fn a630_mode(half: bool, sat: bool) -> FloatMode {
+    FloatMode {
+        denorm_in: wavejit_ir::Denorm::FlushKeepSign,
+        denorm_out: wavejit_ir::Denorm::FlushKeepSign,
+        nan: wavejit_ir::NanMode::Canonical(if half { 0x7e00 } else { 0x7fc0_0000 }),
+        round: wavejit_ir::Round::NearestEven,
+        sat,
+        flags: false,
+    }
+}
