@@ -3,8 +3,33 @@
 //!
 //! Bit layouts and display templates come from mesa's isaspec XML, flattened into
 //! `tables.rs` by `frontend/gen/ir3/gen_tables.py` (committed; the XML is not needed
-//! to build). `engine` interprets those tables; `instr` turns a decoded word into a
-//! typed [`Instr`] for the lifter; `asm` parses mesa syntax back into words.
+//! to build). `engine` interprets those tables exactly like mesa's `isa_decode`
+//! (override cases, derived fields, params, per-scope memoized expressions);
+//! `instr` turns a decoded word into a typed [`Instr`] for the lifter; `asm` parses
+//! mesa syntax back into words by matching the same templates.
+//!
+//! Local additions to the XML (forms mesa added later, from the vectors and
+//! `shared/reference/ir3.md`) are made by the generator's `patch()`: `mova.u` /
+//! `mova1.u`, a7xx cat1 `(sat)`, and encoder defaults for bits the text hides.
+//!
+//! # Reading an [`Instr`]
+//!
+//! * `encoding` is the isaspec leaf (`add.f`, `mov-gpr`, `ldg.a`, ...), `mnemonic`
+//!   what mesa prints (`cmps.f.lt`, `cov.s32s16`, `mova`).
+//! * `flags` (sy/ss/jp/ul/sat/ei/eq), `repeat` (`(rptN)`), `nop` (`(nopN)`; cat2/3
+//!   reuse the `(r)` bits for it when `repeat == 0`, and then no operand has
+//!   `repeat_inc`).
+//! * `dsts` / `srcs`: [`Operand`]s in encoding order. Register ids are
+//!   `reg * 4 + comp`: 0xc0..0xdf shared (r48..r55), 0xf4/0xf5 a0.x/a1.x,
+//!   0xf8..0xfb p0.x..w (a cat2 destination 0xf4.. prints `up0.c`). `half` is set
+//!   exactly where mesa prints `h`. Constants are `Const(idx * 4 + comp)`; relative
+//!   forms are `RelGpr`/`RelConst` offsets from a0.x; immediates keep their raw
+//!   float bits or sign-extended value; `Flut` is the cat2 float table index.
+//! * `fields`: every isaspec field of the word by its XML name, including derived
+//!   ones — e.g. `COND`, `SRC_TYPE`/`DST_TYPE`, `TYPE`, `SIZE`, `OFF` (already
+//!   sign-extended and merged from OFF_HI/OFF_LO), `SRC2_SHIFT`/`TYPE_SHIFT` for
+//!   `ldg.a`, `WRMASK`, `SAMP`/`TEX`, `MODE`, `INV1`/`COMP1`, `IMMED` (branch offset,
+//!   see [`Instr::branch_target`]). Use [`Instr::get`] for a numeric view.
 
 mod asm;
 mod engine;
