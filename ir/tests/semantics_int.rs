@@ -247,3 +247,18 @@ fn direct_functions_match_dispatch() {
     assert_eq!(ibinary(IBinOp::Sub, 8, 0, 1), 0xff);
     assert_eq!(iunary(IUnOp::Clz, 16, 0), 16);
 }
+
+#[test]
+fn short_argument_slices_are_refused() {
+    let mut out = [7];
+    let k = InstKind::IBinary(IBinOp::Add);
+    assert!(!eval_pure(&k, &[Type::I32], &[1], &mut out));
+    assert!(!eval_pure(&k, &[Type::I32, Type::I32], &[1], &mut out));
+    assert!(!eval_pure(
+        &InstKind::BitInsert,
+        &[Type::I32; 3],
+        &[1, 2, 3],
+        &mut out
+    ));
+    assert_eq!(out[0], 7);
+}

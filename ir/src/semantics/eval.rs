@@ -23,6 +23,20 @@ fn widen<T: Into<u64>>((r, f): (T, u32)) -> (u64, u32) {
     (r.into(), f)
 }
 
+/// How many arguments a pure kind reads; `None` for kinds that are not pure.
+fn arity(kind: &InstKind) -> Option<usize> {
+    use InstKind::*;
+    Some(match kind {
+        Const { .. } => 0,
+        IUnary(_) | Cast { .. } | FUnary { .. } | Fclass { .. } | Special { .. } => 1,
+        Fcvt { .. } | FToI { .. } | IToF { .. } => 1,
+        IBinary(_) | Icmp(_) | FBinary { .. } | Fcmp { .. } => 2,
+        Select | BitExtract { .. } | Fma { .. } | PowFixup { .. } => 3,
+        BitInsert => 4,
+        _ => return None,
+    })
+}
+
 /// See `super::eval_pure`.
 pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64]) -> bool {
     use InstKind::*;
@@ -30,7 +44,8 @@ pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64
     let arg = |i: usize| args.get(i).copied().unwrap_or(0);
     let fmt0 = ty0.and_then(Fmt::of_type);
     let bits0 = ty0.map_or(0, Type::bits);
-    if args.len() < arg_tys.len() || out.is_empty() {
+    let Some(n) = arity(kind) else { return false };
+    if args.len() < n || arg_tys.len() < n || out.is_empty() {
         return false;
     }
     match kind {
