@@ -1,191 +1,44 @@
-//! Assembler for mesa's ir3 disassembly syntax, driven by the same display templates
-//! the disassembler uses.
-//!
-//! A line is matched against every encoding's templates (literals, enums, numbers,
-//! nested sub-encodings). Fields the text shows directly are set; fields that only
-//! show up through derived values (e.g. `h` half markers, `(nopN)`, split offsets)
-//! are solved for by trying the bits they depend on; bits the text does not
-//! determine at all are tried with the fewest bits set first. A candidate is accepted
-//! only if disassembling it reproduces the text exactly.
+//! Template matching: turns text into partial bit assignments plus conditions on
+//! the bits the text does not show.
 
-use super::engine::{self, Ctx, Scope, TemplatePart, template_parts};
-use super::spec::{Field, Isa, Kind};
-use super::tables::{ENUMS, EXPR_FIELDS};
-
-/// Failure to assemble; `line`/`col` are 1-based positions in the source.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AsmError {
-    #[error(
-        "{line}:{col}: cannot parse instruction {text:?} (no encoding matches past this column)"
-    )]
-    NoMatch {
-        line: usize,
-        col: usize,
-        text: String,
-    },
-    #[error("{line}:{col}: {text:?} matches an encoding but no bits reproduce it exactly")]
-    Unencodable {
-        line: usize,
-        col: usize,
-        text: String,
-    },
-    #[error("{line}:{col}: bad raw word {text:?}")]
-    BadRaw {
-        line: usize,
-        col: usize,
-        text: String,
-    },
-}
-
-/// Assemble a program: one instruction per line; blank lines and `;` comments are
-/// skipped.
-pub(crate) fn assemble_source(isa: &'static Isa, source: &str) -> Result<Vec<u64>, AsmError> {
-    let mut out = Vec::new();
-    for (i, line) in source.lines().enumerate() {
-        let code = line.split(';').next().unwrap_or("");
-        if code.trim().is_empty() {
-            continue;
-        }
-        out.push(assemble_at(isa, code, i + 1)?);
-    }
-    Ok(out)
-}
-
-/// Whitespace-normalized text plus, per byte, its column in the original line.
-struct Normalized {
-    text: String,
-    cols: Vec<usize>,
-}
-
-fn normalize(line: &str) -> Normalized {
-    let mut text = String::new();
-    let mut cols = Vec::new();
-    let mut pending_space = false;
-    for (i, ch) in line.char_indices() {
-        if ch.is_whitespace() {
-            pending_space = !text.is_empty();
-            continue;
-        }
-        if pending_space {
-            text.push(' ');
-            cols.push(i);
-            pending_space = false;
-        }
-        text.push(ch);
-        cols.extend(std::iter::repeat_n(i + 1, ch.len_utf8()));
-    }
-    Normalized { text, cols }
-}
-
-pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Result<u64, AsmError> {
-    let norm = normalize(line);
-    let col_of = |pos: usize| {
-        norm.cols
-            .get(pos)
-            .copied()
-            .unwrap_or_else(|| line.trim_end().len() + 1)
-    };
-    if let Some(hex) = norm.text.strip_prefix("raw ") {
-        let digits = hex.strip_prefix("0x").or_else(|| hex.strip_prefix("0X"));
-        return digits
-            .filter(|d| !d.is_empty() && d.len() <= 16)
-            .and_then(|d| u64::from_str_radix(d, 16).ok())
-            .ok_or(AsmError::BadRaw {
-                line: line_no,
-                col: col_of(4),
-                text: norm.text.clone(),
-            });
-    }
-    let mut m = Matcher {
-        text: &norm.text,
-        furthest: 0,
-    };
-    let mut any_full = false;
-    let mut best: Option<u64> = None;
-    for &leaf in isa.leaves_of(isa.instruction_root) {
-        let st = State {
-            isa,
-            val: 0,
-            known: 0,
-            pos: 0,
-            frames: Vec::new(),
-            deferred: Vec::new(),
-        };
-        let Some(st) = st.push_frame(leaf, 0, None, &[]) else {
-            continue;
-        };
-        for cand in m.match_frame(st, 0) {
-            if cand.pos != norm.text.len() {
-                continue;
-            }
-            any_full = true;
-            if let Some(word) = solve(&cand, &norm.text) {
-                // Several templates can print the same text; like mesa's encoder,
-                // prefer the word with the fewest bits set.
-                best = Some(best.map_or(word, |b: u64| canonical(b, word)));
-            }
-        }
-    }
-    if let Some(word) = best {
-        return Ok(word);
-    }
-    if any_full {
-        Err(AsmError::Unencodable {
-            line: line_no,
-            col: col_of(0),
-            text: norm.text,
-        })
-    } else {
-        Err(AsmError::NoMatch {
-            line: line_no,
-            col: col_of(m.furthest),
-            text: norm.text,
-        })
-    }
-}
-
-/// The preferred of two words that print the same text: fewer bits set, then the
-/// smaller value.
-fn canonical(a: u64, b: u64) -> u64 {
-    if (b.count_ones(), b) < (a.count_ones(), a) {
-        b
-    } else {
-        a
-    }
-}
+use super::super::engine::{TemplatePart, template_parts};
+use super::super::spec::{Field, Isa, Kind};
+use super::super::tables::ENUMS;
 
 /// One nested sub-encoding being matched: its leaf, bit offset in the word, and how
 /// its params map onto the enclosing frame.
 #[derive(Clone)]
-struct Frame {
-    leaf: u16,
-    base: u32,
-    parent: Option<usize>,
-    params: &'static [(&'static str, &'static str)],
+pub(super) struct Frame {
+    pub(super) leaf: u16,
+    pub(super) base: u32,
+    pub(super) parent: Option<usize>,
+    pub(super) params: &'static [(&'static str, &'static str)],
 }
 
 /// A condition on bits the text does not show directly: a derived field whose
 /// rendering must equal the text matched for it (`expr == None`), or the expression
 /// of the override case whose template was matched (`expr == Some`).
 #[derive(Clone)]
-struct Deferred {
-    frame: usize,
-    name: &'static str,
-    text: String,
-    expr: Option<u16>,
+pub(super) struct Deferred {
+    pub(super) frame: usize,
+    pub(super) name: &'static str,
+    pub(super) text: String,
+    pub(super) expr: Option<u16>,
 }
 
+/// One way of reading the text so far: the bits it fixes (`val` where `known`),
+/// the input position, the nested frames and the pending conditions.
 #[derive(Clone)]
-struct State {
-    isa: &'static Isa,
-    val: u64,
-    known: u64,
-    pos: usize,
-    frames: Vec<Frame>,
-    deferred: Vec<Deferred>,
+pub(super) struct State {
+    pub(super) isa: &'static Isa,
+    pub(super) val: u64,
+    pub(super) known: u64,
+    pub(super) pos: usize,
+    pub(super) frames: Vec<Frame>,
+    pub(super) deferred: Vec<Deferred>,
 }
 
-fn ones(width: u32) -> u64 {
+pub(super) fn ones(width: u32) -> u64 {
     if width >= 64 {
         u64::MAX
     } else {
@@ -209,7 +62,7 @@ impl State {
         Some(self)
     }
 
-    fn push_frame(
+    pub(super) fn push_frame(
         mut self,
         leaf: u16,
         base: u32,
@@ -235,7 +88,7 @@ impl State {
 }
 
 /// Every field definition named `name` in the bitset chain of `leaf` (any case).
-fn field_defs(isa: &'static Isa, leaf: u16, name: &str) -> Vec<&'static Field> {
+pub(super) fn field_defs(isa: &'static Isa, leaf: u16, name: &str) -> Vec<&'static Field> {
     let mut out: Vec<&'static Field> = Vec::new();
     let mut b = Some(leaf);
     while let Some(bi) = b {
@@ -265,7 +118,10 @@ fn field_defs(isa: &'static Isa, leaf: u16, name: &str) -> Vec<&'static Field> {
 
 /// Display templates of `leaf` (leaf cases first, then ancestors) with the asserts
 /// of the case they belong to.
-fn templates(isa: &'static Isa, leaf: u16) -> Vec<(&'static str, &'static [Field], Option<u16>)> {
+pub(super) fn templates(
+    isa: &'static Isa,
+    leaf: u16,
+) -> Vec<(&'static str, &'static [Field], Option<u16>)> {
     let mut out = Vec::new();
     let mut b = Some(leaf);
     while let Some(bi) = b {
@@ -280,9 +136,9 @@ fn templates(isa: &'static Isa, leaf: u16) -> Vec<(&'static str, &'static [Field
     out
 }
 
-struct Matcher<'t> {
-    text: &'t str,
-    furthest: usize,
+pub(super) struct Matcher<'t> {
+    pub(super) text: &'t str,
+    pub(super) furthest: usize,
 }
 
 impl Matcher<'_> {
@@ -296,7 +152,7 @@ impl Matcher<'_> {
         st
     }
 
-    fn match_frame(&mut self, st: State, frame: usize) -> Vec<State> {
+    pub(super) fn match_frame(&mut self, st: State, frame: usize) -> Vec<State> {
         let leaf = st.frames[frame].leaf;
         let name = st.isa.name(leaf);
         let mut out = Vec::new();
@@ -483,7 +339,7 @@ impl Matcher<'_> {
             Kind::Float => {
                 if let Some((n, x)) = lex_float(rest) {
                     let bits = match w {
-                        16 => super::float::f64_to_f16_nearest(x).map(u64::from),
+                        16 => super::super::float::f64_to_f16_nearest(x).map(u64::from),
                         32 => parse_f32(&rest[..n]).map(|f| u64::from(f.to_bits())),
                         _ => None,
                     };
@@ -552,200 +408,4 @@ fn lex_float(s: &str) -> Option<(usize, f64)> {
     let end = digits(s, int_end + 1);
     let x: f64 = s[..end].parse().ok()?;
     Some((end, x))
-}
-
-/// Absolute bit mask of the stored bits that field `name` (as seen from `frame`)
-/// depends on, following derived fields' expressions and params.
-fn dependency_bits(st: &State, frame: usize, name: &str, depth: u32) -> u64 {
-    if depth > 8 {
-        return 0;
-    }
-    let fr = &st.frames[frame];
-    let defs = field_defs(st.isa, fr.leaf, name);
-    if defs.is_empty() {
-        if let Some(parent) = fr.parent
-            && let Some((pname, _)) = fr.params.iter().find(|(_, alias)| *alias == name)
-        {
-            return dependency_bits(st, parent, pname, depth + 1);
-        }
-        return 0;
-    }
-    let mut bits = 0;
-    for f in defs {
-        match f.expr {
-            Some(e) => {
-                for dep in EXPR_FIELDS.get(usize::from(e)).copied().unwrap_or(&[]) {
-                    bits |= dependency_bits(st, frame, dep, depth + 1);
-                }
-            }
-            None => bits |= f.bit_mask() << fr.base,
-        }
-    }
-    bits
-}
-
-/// Calls `f` with the decode scope of `frame` for `word`.
-fn with_scope<R>(
-    isa: &'static Isa,
-    frames: &[Frame],
-    idx: usize,
-    word: u64,
-    f: &mut dyn FnMut(&Scope<'_>) -> R,
-) -> R {
-    let fr = &frames[idx];
-    let size = u32::from(isa.bitset(fr.leaf).size);
-    let val = (word >> fr.base) & ones(size);
-    match fr.parent {
-        None => f(&Scope {
-            isa,
-            bitset: fr.leaf,
-            val,
-            parent: None,
-            params: &[],
-        }),
-        Some(p) => with_scope(isa, frames, p, word, &mut |ps: &Scope<'_>| {
-            f(&Scope {
-                isa,
-                bitset: fr.leaf,
-                val,
-                parent: Some(ps),
-                params: fr.params,
-            })
-        }),
-    }
-}
-
-fn deferred_hold(st: &State, word: u64) -> bool {
-    st.deferred.iter().all(|d| {
-        with_scope(st.isa, &st.frames, d.frame, word, &mut |scope: &Scope<
-            '_,
-        >| {
-            if let Some(e) = d.expr {
-                return engine::eval(&mut Ctx::default(), scope, e).is_ok_and(|v| v != 0);
-            }
-            let mut out = String::new();
-            engine::render_field(&mut Ctx::default(), scope, d.name, &mut out).is_ok()
-                && out == d.text
-        })
-    })
-}
-
-/// Deposits the low bits of `combo` into the set bits of `mask`.
-fn scatter(combo: u64, mask: u64) -> u64 {
-    let mut out = 0;
-    let mut m = mask;
-    let mut i = 0;
-    while m != 0 {
-        let bit = m & m.wrapping_neg();
-        if combo >> i & 1 != 0 {
-            out |= bit;
-        }
-        m &= m - 1;
-        i += 1;
-    }
-    out
-}
-
-/// Combinations of `n` bits, fewest set bits first; beyond `full_upto` bits only
-/// combinations of at most two set bits are tried.
-fn combos_by_popcount(n: u32, full_upto: u32) -> Vec<u64> {
-    let mut v: Vec<u64> = if n <= full_upto {
-        (0..1u64 << n).collect()
-    } else {
-        let mut v = vec![0u64];
-        for i in 0..n {
-            v.push(1 << i);
-            for j in 0..i {
-                v.push((1 << i) | (1 << j));
-            }
-        }
-        v
-    };
-    v.sort_by_key(|c| (c.count_ones(), *c));
-    v
-}
-
-const MAX_SOLVED_BITS: u32 = 16;
-
-/// Fills undetermined fields the way mesa's encoder does (`ENCODE_HINTS`); returns
-/// the word and the bits it decided.
-fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
-    let Some(top) = st.frames.first() else {
-        return (word, 0);
-    };
-    let mut w = word;
-    let mut decided = 0u64;
-    let mut b = Some(top.leaf);
-    while let Some(bi) = b {
-        for &(_, name, expr) in st.isa.encode_hints.iter().filter(|h| h.0 == bi) {
-            let Some(f) = field_defs(st.isa, top.leaf, name)
-                .into_iter()
-                .find(|f| f.expr.is_none())
-            else {
-                continue;
-            };
-            let mask = f.bit_mask();
-            if mask & !free != 0 {
-                continue;
-            }
-            let scope = Scope {
-                isa: st.isa,
-                bitset: top.leaf,
-                val: w,
-                parent: None,
-                params: &[],
-            };
-            if let Ok(v) = engine::eval(&mut Ctx::default(), &scope, expr) {
-                w = (w & !mask) | (((v as u64) << f.low) & mask);
-                decided |= mask;
-            }
-        }
-        b = st.isa.bitset(bi).parent;
-    }
-    (w, decided)
-}
-
-/// Finds the word for a complete template match, or `None` if no assignment of the
-/// undetermined bits reproduces `text`.
-fn solve(st: &State, text: &str) -> Option<u64> {
-    let top = st.isa.bitset(st.frames.first()?.leaf);
-    let mut dep = 0u64;
-    for d in &st.deferred {
-        match d.expr {
-            Some(e) => {
-                for name in EXPR_FIELDS.get(usize::from(e)).copied().unwrap_or(&[]) {
-                    dep |= dependency_bits(st, d.frame, name, 0);
-                }
-            }
-            None => dep |= dependency_bits(st, d.frame, d.name, 0),
-        }
-    }
-    dep &= !st.known;
-    if dep.count_ones() > MAX_SOLVED_BITS {
-        return None;
-    }
-    let free = !st.known & !dep & !top.mask & !top.dontcare;
-    let free_combos = combos_by_popcount(free.count_ones(), 12);
-    for combo in combos_by_popcount(dep.count_ones(), MAX_SOLVED_BITS) {
-        let word = st.val | scatter(combo, dep);
-        if !deferred_hold(st, word) {
-            continue;
-        }
-        let (hinted, hinted_bits) = apply_hints(st, word, free);
-        let rest = free & !hinted_bits;
-        let rest_combos = combos_by_popcount(rest.count_ones(), 12);
-        for fc in &rest_combos {
-            let w = hinted | scatter(*fc, rest);
-            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
-                return Some(w);
-            }
-        }
-        for fc in &free_combos {
-            let w = word | scatter(*fc, free);
-            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
-                return Some(w);
-            }
-        }
-    }
-    None
 }
