@@ -36,6 +36,7 @@ mod elf;
 mod encode;
 mod error;
 mod instr;
+pub mod lift;
 
 pub use decode::decode;
 pub use disasm::{DisasmOptions, Disassembler};

@@ -1,0 +1,174 @@
+//! Control-flow discovery: which guest pcs start basic blocks, and the blocks.
+//!
+//! Leaders are the entry, every extra entry, direct jump/branch targets, the
+//! fall-through of conditional branches, return sites (pc + 4 of `jal`/`jalr` with
+//! rd != x0) and `jalr` targets that a block-local constant resolves. A block runs
+//! from its leader to a terminator, to the word before the next leader, or to a word
+//! that cannot be fetched or decoded (which then traps when reached).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::LiftError;
+use super::consts::ConstTracker;
+use super::trap::TrapCause;
+use crate::rv32::{Instr, decode};
+
+/// How a guest block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockEnd {
+    /// The last instruction is a terminator (jump, branch, ebreak, ecall).
+    Terminator,
+    /// Falls through into the block starting at this pc.
+    Fallthrough(u32),
+    /// The word at `pc` cannot run: trap there.
+    Bad {
+        pc: u32,
+        word: Option<u32>,
+        cause: TrapCause,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct GuestBlock {
+    pub start: u32,
+    pub instrs: Vec<(u32, u32, Instr)>,
+    pub end: BlockEnd,
+}
+
+/// The decoded program: blocks by start pc, and every word read.
+pub struct Program {
+    pub blocks: BTreeMap<u32, GuestBlock>,
+    pub words: BTreeMap<u32, u32>,
+}
+
+enum Slot {
+    Ok(u32, Instr),
+    Bad(Option<u32>, TrapCause),
+}
+
+/// Successor pcs of a terminator that are worth lifting (direct targets, return
+/// sites, fall-throughs), aligned ones only.
+fn successors(pc: u32, instr: &Instr, consts: &ConstTracker, out: &mut Vec<u32>) {
+    let next = pc.wrapping_add(4);
+    match *instr {
+        Instr::Branch { .. } => {
+            out.extend(instr.direct_target(pc));
+            out.push(next);
+        }
+        Instr::Jal { rd, .. } => {
+            out.extend(instr.direct_target(pc));
+            if rd.0 != 0 {
+                out.push(next);
+            }
+        }
+        Instr::Jalr { rd, rs1, offset } => {
+            if let Some(base) = consts.get(rs1) {
+                out.push(base.wrapping_add_signed(offset) & !1);
+            }
+            if rd.0 != 0 {
+                out.push(next);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Explores from `roots` and cuts the reachable code into blocks.
+pub fn discover(
+    fetch: &dyn Fn(u32) -> Option<u32>,
+    roots: &[u32],
+    max_instructions: usize,
+) -> Result<Program, LiftError> {
+    let mut slots: BTreeMap<u32, Slot> = BTreeMap::new();
+    let mut leaders: BTreeSet<u32> = BTreeSet::new();
+    let mut work: Vec<u32> = Vec::new();
+    for &r in roots {
+        if r.is_multiple_of(4) && leaders.insert(r) {
+            work.push(r);
+        }
+    }
+    let mut succ = Vec::new();
+    while let Some(start) = work.pop() {
+        let mut pc = start;
+        let mut consts = ConstTracker::default();
+        loop {
+            if pc != start && slots.contains_key(&pc) {
+                break;
+            }
+            if slots.len() >= max_instructions {
+                return Err(LiftError::TooLarge {
+                    limit: max_instructions,
+                });
+            }
+            let Some(word) = fetch(pc) else {
+                slots.insert(pc, Slot::Bad(None, TrapCause::FetchFault));
+                break;
+            };
+            let instr = match decode(word, pc) {
+                Ok(i) => i,
+                Err(e) => {
+                    slots.insert(
+                        pc,
+                        Slot::Bad(Some(word), TrapCause::IllegalInstruction(e.kind)),
+                    );
+                    break;
+                }
+            };
+            slots.insert(pc, Slot::Ok(word, instr));
+            if instr.ends_block() {
+                succ.clear();
+                successors(pc, &instr, &consts, &mut succ);
+                for &t in &succ {
+                    if t.is_multiple_of(4) && leaders.insert(t) {
+                        work.push(t);
+                    }
+                }
+                break;
+            }
+            consts.step(pc, &instr);
+            pc = pc.wrapping_add(4);
+        }
+    }
+    let mut words = BTreeMap::new();
+    let mut blocks = BTreeMap::new();
+    for &start in &leaders {
+        let mut instrs = Vec::new();
+        let mut pc = start;
+        let end = loop {
+            match slots.get(&pc) {
+                Some(Slot::Ok(word, instr)) => {
+                    words.insert(pc, *word);
+                    instrs.push((pc, *word, *instr));
+                    if instr.ends_block() {
+                        break BlockEnd::Terminator;
+                    }
+                }
+                Some(Slot::Bad(word, cause)) => {
+                    if let Some(w) = word {
+                        words.insert(pc, *w);
+                    }
+                    break BlockEnd::Bad {
+                        pc,
+                        word: *word,
+                        cause: *cause,
+                    };
+                }
+                // Every walked pc has a slot; an unwalked one cannot follow a
+                // walked non-terminator, but stay total.
+                None => {
+                    break BlockEnd::Bad {
+                        pc,
+                        word: None,
+                        cause: TrapCause::FetchFault,
+                    };
+                }
+            }
+            pc = pc.wrapping_add(4);
+            if leaders.contains(&pc) {
+                break BlockEnd::Fallthrough(pc);
+            }
+        };
+        blocks.insert(start, GuestBlock { start, instrs, end });
+    }
+    Ok(Program { blocks, words })
+}

@@ -1,0 +1,426 @@
+//! The emitter: guest state as SSA values, IR block plumbing, block ends with the
+//! cycle-limit check folded into the terminator, traps and the jalr hub.
+
+use std::collections::BTreeMap;
+
+use wavejit_ir::{Block, Value};
+use wavejit_ir::{
+    BlockCall, Builder, Builtin, CastOp, IBinOp, InstKind, IntCC, Kernel, Terminator, Type,
+};
+
+use super::LiftOptions;
+use super::consts::ConstTracker;
+use super::liveness::{F_BASE, FFLAGS, FRM, FpEnv, ICOUNT, NVARS};
+use super::trap::{TrapCause, TrapSite};
+use crate::rv32::{FReg, XReg};
+
+pub fn var_type(var: usize) -> Type {
+    if (F_BASE..F_BASE + 32).contains(&var) {
+        Type::F32
+    } else {
+        Type::I32
+    }
+}
+
+/// Values the prologue defines once per lane (they dominate every block).
+#[derive(Clone, Copy)]
+pub struct Prologue {
+    pub zero_i32: Value,
+    pub zero_f32: Value,
+    pub hartid: Value,
+    /// Global address of the lane's context record, when dumping.
+    pub ctx: Option<Value>,
+}
+
+/// The dispatch hub of computed `jalr`s.
+pub struct Hub {
+    pub block: Block,
+    pub vars: Vec<usize>,
+    /// Trap codes of the jalr sites, indexed by the site argument.
+    pub sites: Vec<u32>,
+}
+
+pub struct Emitter<'a> {
+    pub k: Kernel,
+    pub cur: Block,
+    pub pc: Option<u32>,
+    pub word: Option<u32>,
+    pub vals: [Value; NVARS],
+    pub traps: Vec<TrapSite>,
+    pub env: FpEnv,
+    pub opts: &'a LiftOptions,
+    pub consts: ConstTracker,
+    /// Guest block start -> (IR block, parameter variables in order).
+    pub blocks: BTreeMap<u32, (Block, Vec<usize>)>,
+    /// Variables written somewhere (the hub's parameters).
+    pub written_vars: Vec<usize>,
+    pub hub: Option<Hub>,
+    pub watchdog: Option<Block>,
+    pub pro: Option<Prologue>,
+}
+
+/// How a guest block ends, before the cycle-limit check is folded in.
+pub enum End {
+    Jump(BlockCall),
+    Branch(Value, BlockCall, BlockCall),
+}
+
+impl<'a> Emitter<'a> {
+    pub fn new(k: Kernel, entry: Block, env: FpEnv, opts: &'a LiftOptions) -> Emitter<'a> {
+        Emitter {
+            k,
+            cur: entry,
+            pc: None,
+            word: None,
+            vals: [Value::from_u32(0); NVARS],
+            traps: Vec::new(),
+            env,
+            opts,
+            consts: ConstTracker::default(),
+            blocks: BTreeMap::new(),
+            written_vars: Vec::new(),
+            hub: None,
+            watchdog: None,
+            pro: None,
+        }
+    }
+
+    // ---- instruction helpers -------------------------------------------------
+
+    pub fn inst(&mut self, kind: InstKind, args: &[Value]) -> Vec<Value> {
+        let mut b = Builder::new(&mut self.k, self.cur);
+        b.set_srcloc(self.pc.map(u64::from));
+        b.inst(kind, args)
+    }
+
+    pub fn ins(&mut self, kind: InstKind, args: &[Value]) -> Value {
+        let mut b = Builder::new(&mut self.k, self.cur);
+        b.set_srcloc(self.pc.map(u64::from));
+        b.ins(kind, args)
+    }
+
+    pub fn iconst(&mut self, ty: Type, v: u64) -> Value {
+        self.ins(
+            InstKind::Const {
+                ty,
+                bits: v & ty.mask(),
+            },
+            &[],
+        )
+    }
+
+    pub fn c32(&mut self, v: u32) -> Value {
+        self.iconst(Type::I32, u64::from(v))
+    }
+
+    pub fn bin(&mut self, op: IBinOp, a: Value, b: Value) -> Value {
+        self.ins(InstKind::IBinary(op), &[a, b])
+    }
+
+    pub fn bin_imm(&mut self, op: IBinOp, a: Value, imm: u32) -> Value {
+        let c = self.c32(imm);
+        self.bin(op, a, c)
+    }
+
+    pub fn icmp(&mut self, cc: IntCC, a: Value, b: Value) -> Value {
+        self.ins(InstKind::Icmp(cc), &[a, b])
+    }
+
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        self.ins(InstKind::Select, &[c, a, b])
+    }
+
+    pub fn cast(&mut self, op: CastOp, to: Type, v: Value) -> Value {
+        self.ins(InstKind::Cast { op, to }, &[v])
+    }
+
+    pub fn builtin(&mut self, b: Builtin) -> Value {
+        self.ins(InstKind::Builtin(b), &[])
+    }
+
+    // ---- guest registers -----------------------------------------------------
+
+    pub fn x(&mut self, r: XReg) -> Value {
+        match r.0 {
+            0 => self.zero_i32(),
+            n => self.vals[usize::from(n) - 1],
+        }
+    }
+
+    pub fn set_x(&mut self, r: XReg, v: Value) {
+        if r.0 != 0 {
+            self.vals[r.num() - 1] = v;
+        }
+    }
+
+    pub fn f(&self, r: FReg) -> Value {
+        self.vals[F_BASE + r.num()]
+    }
+
+    pub fn set_f(&mut self, r: FReg, v: Value) {
+        self.vals[F_BASE + r.num()] = v;
+    }
+
+    pub fn zero_i32(&self) -> Value {
+        self.pro.map_or(Value::from_u32(0), |p| p.zero_i32)
+    }
+
+    /// The launch value of a variable (0 / +0.0).
+    pub fn launch_value(&self, var: usize) -> Value {
+        match self.pro {
+            Some(p) if var_type(var) == Type::F32 => p.zero_f32,
+            Some(p) => p.zero_i32,
+            None => Value::from_u32(0),
+        }
+    }
+
+    // ---- blocks ----------------------------------------------------------------
+
+    pub fn new_block(&mut self) -> Block {
+        self.k.add_block()
+    }
+
+    pub fn call_vars(&self, block: Block, vars: &[usize]) -> BlockCall {
+        let args: Vec<Value> = vars.iter().map(|&v| self.vals[v]).collect();
+        BlockCall::new(block, &args)
+    }
+
+    /// Registers a trap site; returns its code.
+    pub fn site(&mut self, cause: TrapCause, pc: Option<u32>, word: Option<u32>) -> u32 {
+        self.traps.push(TrapSite { cause, pc, word });
+        (self.traps.len() - 1) as u32
+    }
+
+    /// A fresh block that traps with `code` (srcloc = current pc).
+    pub fn trap_block(&mut self, code: u32) -> Block {
+        let saved = self.cur;
+        let b = self.new_block();
+        self.cur = b;
+        self.inst(InstKind::Trap { code }, &[]);
+        self.k.set_terminator(b, Terminator::Exit);
+        self.cur = saved;
+        b
+    }
+
+    /// Traps in the current block and ends it.
+    pub fn trap_here(&mut self, cause: TrapCause) {
+        let code = self.site(cause, self.pc, self.word);
+        self.inst(InstKind::Trap { code }, &[]);
+        self.k.set_terminator(self.cur, Terminator::Exit);
+    }
+
+    /// The call that continues at guest pc `target` from the current state.
+    pub fn dest_call(&mut self, target: u32) -> BlockCall {
+        if let Some((b, vars)) = self.blocks.get(&target) {
+            let (b, vars) = (*b, vars.clone());
+            return self.call_vars(b, &vars);
+        }
+        let cause = if !target.is_multiple_of(4) {
+            TrapCause::MisalignedTarget { target }
+        } else {
+            TrapCause::FetchFault
+        };
+        let code = self.site(cause, self.pc, self.word);
+        BlockCall::new(self.trap_block(code), &[])
+    }
+
+    /// The call into the jalr hub with the current state, `target` and a new site.
+    pub fn hub_call(&mut self, target: Value) -> BlockCall {
+        let code = self.site(TrapCause::UnknownJumpTarget, self.pc, self.word);
+        if self.hub.is_none() {
+            let block = self.new_block();
+            let vars = self.written_vars.clone();
+            for &v in &vars {
+                self.k.add_block_param(block, var_type(v));
+            }
+            self.k.add_block_param(block, Type::I32);
+            self.k.add_block_param(block, Type::I32);
+            self.hub = Some(Hub {
+                block,
+                vars,
+                sites: Vec::new(),
+            });
+        }
+        let site_index = self.hub.as_ref().map_or(0, |h| h.sites.len()) as u32;
+        let site = self.c32(site_index);
+        let Some(hub) = self.hub.as_mut() else {
+            unreachable!("hub created above")
+        };
+        hub.sites.push(code);
+        let (block, vars) = (hub.block, hub.vars.clone());
+        let mut call = self.call_vars(block, &vars);
+        call.args.push(target);
+        call.args.push(site);
+        call
+    }
+
+    fn watchdog_block(&mut self) -> Block {
+        if let Some(b) = self.watchdog {
+            return b;
+        }
+        let limit = self.opts.cycle_limit.unwrap_or(u32::MAX);
+        let code = self.site(TrapCause::CycleLimit { limit }, None, None);
+        let saved_pc = self.pc.take();
+        let b = self.trap_block(code);
+        self.pc = saved_pc;
+        self.watchdog = Some(b);
+        b
+    }
+
+    /// Ends the current block, checking the cycle limit first when there is one.
+    pub fn end(&mut self, end: End) {
+        let Some(limit) = self.opts.cycle_limit else {
+            let term = match end {
+                End::Jump(c) => Terminator::Jump(c),
+                End::Branch(cond, then, otherwise) => Terminator::Branch {
+                    cond,
+                    then,
+                    otherwise,
+                },
+            };
+            self.k.set_terminator(self.cur, term);
+            return;
+        };
+        let wd = BlockCall::new(self.watchdog_block(), &[]);
+        let lim = self.c32(limit);
+        let over = self.icmp(IntCC::Ugt, self.vals[ICOUNT], lim);
+        let term = match end {
+            End::Jump(c) => Terminator::Branch {
+                cond: over,
+                then: wd,
+                otherwise: c,
+            },
+            End::Branch(cond, then, otherwise) => {
+                let (zero, one, two) = (self.c32(0), self.c32(1), self.c32(2));
+                let pick = self.select(cond, zero, one);
+                let index = self.select(over, two, pick);
+                Terminator::Table {
+                    index,
+                    targets: vec![then, otherwise],
+                    default: wd,
+                }
+            }
+        };
+        self.k.set_terminator(self.cur, term);
+    }
+
+    /// Fills in the hub: a table over every known block start, unknown or
+    /// misaligned targets trapping at the jalr that computed them.
+    pub fn finish_hub(&mut self) -> Result<(), super::LiftError> {
+        let Some(hub) = self.hub.take() else {
+            return Ok(());
+        };
+        self.cur = hub.block;
+        self.pc = None;
+        self.word = None;
+        let params = self.k.blocks[hub.block].params.clone();
+        let n = hub.vars.len();
+        let (target, site) = (params[n], params[n + 1]);
+        let (Some(&lo), Some(&hi)) = (self.blocks.keys().next(), self.blocks.keys().next_back())
+        else {
+            return Ok(());
+        };
+        let slots = (hi - lo) / 4 + 1;
+        if slots > super::MAX_TABLE_SLOTS {
+            return Err(super::LiftError::TableTooLarge { lo, hi });
+        }
+        // Bad targets: a second table over the jalr sites names the culprit.
+        let bad = self.new_block();
+        let bad_site = self.k.add_block_param(bad, Type::I32);
+        let site_traps: Vec<BlockCall> = hub
+            .sites
+            .iter()
+            .map(|&code| BlockCall::new(self.trap_block(code), &[]))
+            .collect();
+        let bad_default = site_traps[0].clone();
+        self.k.set_terminator(
+            bad,
+            Terminator::Table {
+                index: bad_site,
+                targets: site_traps,
+                default: bad_default,
+            },
+        );
+        let lo_v = self.c32(lo);
+        let rel = self.bin(IBinOp::Sub, target, lo_v);
+        let low_bits = self.bin_imm(IBinOp::And, target, 3);
+        let zero = self.c32(0);
+        let misaligned = self.icmp(IntCC::Ne, low_bits, zero);
+        let slot = self.bin_imm(IBinOp::ShrU, rel, 2);
+        let none = self.c32(u32::MAX);
+        let index = self.select(misaligned, none, slot);
+        let bad_call = BlockCall::new(bad, &[site]);
+        let mut targets = Vec::with_capacity(slots as usize);
+        for i in 0..slots {
+            let pc = lo + 4 * i;
+            targets.push(match self.blocks.get(&pc) {
+                Some((b, vars)) => {
+                    let args: Vec<Value> = vars
+                        .iter()
+                        .map(|v| {
+                            let pos = hub.vars.iter().position(|h| h == v).unwrap_or(0);
+                            params[pos]
+                        })
+                        .collect();
+                    BlockCall::new(*b, &args)
+                }
+                None => bad_call.clone(),
+            });
+        }
+        self.k.set_terminator(
+            hub.block,
+            Terminator::Table {
+                index,
+                targets,
+                default: bad_call,
+            },
+        );
+        Ok(())
+    }
+
+    /// Emits the prologue into the (current) entry block.
+    pub fn prologue(&mut self) {
+        let zero_i32 = self.c32(0);
+        let zero_f32 = self.iconst(Type::F32, 0);
+        let wg: Vec<Value> = (0..3)
+            .map(|d| self.builtin(Builtin::WorkgroupId(d)))
+            .collect();
+        let nw: Vec<Value> = (0..3)
+            .map(|d| self.builtin(Builtin::NumWorkgroups(d)))
+            .collect();
+        // block_linear = x + y*gx + z*gx*gy (fits 19 bits for valid dispatches).
+        let yz = self.bin(IBinOp::Mul, wg[2], nw[1]);
+        let yz = self.bin(IBinOp::Add, yz, wg[1]);
+        let yz = self.bin(IBinOp::Mul, yz, nw[0]);
+        let linear = self.bin(IBinOp::Add, yz, wg[0]);
+        let local = self.builtin(Builtin::LocalIndex);
+        let hi = self.bin_imm(IBinOp::Shl, linear, 13);
+        let hartid = self.bin(IBinOp::Or, hi, local);
+        let ctx = self.opts.context_base.map(|base| {
+            let sizes: Vec<Value> = (0..3)
+                .map(|d| self.builtin(Builtin::WorkgroupSize(d)))
+                .collect();
+            let t = self.bin(IBinOp::Mul, sizes[0], sizes[1]);
+            let t = self.bin(IBinOp::Mul, t, sizes[2]);
+            let t64 = self.cast(CastOp::Zext, Type::I64, t);
+            let lin64 = self.cast(CastOp::Zext, Type::I64, linear);
+            let loc64 = self.cast(CastOp::Zext, Type::I64, local);
+            let lane = self.bin(IBinOp::Mul, lin64, t64);
+            let lane = self.bin(IBinOp::Add, lane, loc64);
+            let rec = self.iconst(Type::I64, super::context::LANE_BYTES);
+            let off = self.bin(IBinOp::Mul, lane, rec);
+            let b = self.iconst(Type::I64, base);
+            self.bin(IBinOp::Add, off, b)
+        });
+        self.pro = Some(Prologue {
+            zero_i32,
+            zero_f32,
+            hartid,
+            ctx,
+        });
+        for v in 0..NVARS {
+            self.vals[v] = self.launch_value(v);
+        }
+        let _ = (FFLAGS, FRM);
+    }
+}

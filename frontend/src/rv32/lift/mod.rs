@@ -1,0 +1,355 @@
+//! RV32IMF SIMT lifter: device kernels (datasheet `rv32-gpgpu.md`) into wavejit IR.
+//!
+//! Model:
+//! - One IR lane per hart; mhartid = block_linear << 13 | warp << 5 | lane with
+//!   32-lane waves (dispatch the kernel with `wave_size` 32, workgroups = device
+//!   blocks). Lanes diverge freely; each has its own pc.
+//! - Guest state (x1..x31, f0..f31, fflags, frm, retired-instruction count) lives
+//!   in SSA values; a guest basic block is an IR block whose parameters are the
+//!   state it needs (liveness over the discovered CFG). State never written is the
+//!   launch constant 0.
+//! - A lane ends at `ebreak`, or at `jalr x0, 0(x1)` while x1 == 0.
+//! - Memory: guest address = VRAM offset = global address (zero-extended); the
+//!   ID window at 0x8000_0000 reads the lane's IDs (see [`mem`]).
+//! - Computed `jalr` targets go through one hub block with a table over every
+//!   known block start; any other target traps naming the jalr.
+//! - Faults: `Trap { code }` where `code` indexes [`LiftedKernel::traps`]
+//!   (illegal word, fetch outside code memory, misaligned/unknown target, ecall,
+//!   invalid frm at a `dyn` instruction, cycle limit). Memory faults are the IR's.
+//! - Cycle limit (datasheet §4.4 rec.: instructions retired per lane): each block
+//!   adds its instruction count to the lane's counter (ebreak counts) and, at its
+//!   end, traps if the counter exceeds the limit. A lane that retires exactly
+//!   `limit` instructions completes; one more faults. Set the dispatch's IR
+//!   `step_limit` to `u64::MAX` (the counter is exact; see [`LiftedKernel::step_limit`]).
+
+mod consts;
+pub mod context;
+mod discover;
+mod emit;
+mod fp;
+mod int;
+mod liveness;
+pub mod mem;
+pub mod trap;
+
+use std::collections::BTreeMap;
+
+use wavejit_ir::{Kernel, Terminator};
+
+pub use context::{LANE_BYTES, LaneContext};
+pub use mem::{ID_WINDOW_BASE, ID_WINDOW_SIZE};
+pub use trap::{TrapCause, TrapSite};
+
+use discover::{BlockEnd, GuestBlock};
+use emit::{Emitter, End, var_type};
+use liveness::{ALL_VARS, NVARS, bit, is_ret, static_jalr_target};
+
+use super::{Csr, Instr, XReg};
+
+/// Datasheet §4.4: a warp (here: a lane) may run 100,000 cycles (instructions).
+pub const DEFAULT_CYCLE_LIMIT: u32 = 100_000;
+/// Bound on the dense jalr table (block-start span / 4).
+pub const MAX_TABLE_SLOTS: u32 = 1 << 20;
+
+/// What to lift and how.
+#[derive(Clone, Debug)]
+pub struct LiftOptions {
+    /// Kernel name (fault messages).
+    pub name: String,
+    /// Instructions a lane may retire; `None`: no limit (the IR step limit then
+    /// remains the only watchdog).
+    pub cycle_limit: Option<u32>,
+    /// Global address of the per-lane context records (see [`context`]); `None`
+    /// skips recording.
+    pub context_base: Option<u64>,
+    /// More valid `jalr` targets / block starts (e.g. ELF function symbols).
+    pub extra_entries: Vec<u32>,
+    /// Bound on decoded instructions.
+    pub max_instructions: usize,
+}
+
+impl Default for LiftOptions {
+    fn default() -> Self {
+        LiftOptions {
+            name: "rv32".into(),
+            cycle_limit: Some(DEFAULT_CYCLE_LIMIT),
+            context_base: None,
+            extra_entries: Vec::new(),
+            max_instructions: 1 << 18,
+        }
+    }
+}
+
+/// Why a program could not be lifted at all (run-time problems are traps).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LiftError {
+    #[error("entry pc {0:#010x} is not 4-byte aligned")]
+    MisalignedEntry(u32),
+    #[error("more than {limit} instructions reachable")]
+    TooLarge { limit: usize },
+    #[error("jalr table over block starts {lo:#010x}..={hi:#010x} is too large")]
+    TableTooLarge { lo: u32, hi: u32 },
+}
+
+/// A lifted kernel and what is needed to interpret its faults.
+#[derive(Clone, Debug)]
+pub struct LiftedKernel {
+    pub kernel: Kernel,
+    /// Trap sites; `Trap { code }` is an index into this list.
+    pub traps: Vec<TrapSite>,
+    /// Every instruction word the lift read, by pc (to detect changed code).
+    pub words: BTreeMap<u32, u32>,
+    pub entry: u32,
+    /// Number of guest basic blocks.
+    pub guest_blocks: usize,
+}
+
+impl LiftedKernel {
+    /// The trap site of a `Trap { code }`.
+    pub fn trap(&self, code: u32) -> Option<&TrapSite> {
+        self.traps.get(code as usize)
+    }
+
+    /// The IR step limit to dispatch with: the lifted counter is the watchdog.
+    pub fn step_limit(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// True if `fetch` still yields the words this kernel was lifted from.
+    pub fn matches(&self, fetch: &dyn Fn(u32) -> Option<u32>) -> bool {
+        self.words.iter().all(|(&pc, &w)| fetch(pc) == Some(w))
+    }
+}
+
+/// Lifts the kernel entered at `entry`; `fetch(pc)` reads a code word (`None`
+/// outside code memory).
+pub fn lift(
+    fetch: &dyn Fn(u32) -> Option<u32>,
+    entry: u32,
+    opts: &LiftOptions,
+) -> Result<LiftedKernel, LiftError> {
+    if !entry.is_multiple_of(4) {
+        return Err(LiftError::MisalignedEntry(entry));
+    }
+    let mut roots = vec![entry];
+    roots.extend(opts.extra_entries.iter().copied());
+    let program = discover::discover(fetch, &roots, opts.max_instructions)?;
+    let dump = opts.context_base.is_some();
+    let env = liveness::fp_env(&program.blocks, dump);
+    let limited = opts.cycle_limit.is_some();
+    let written = liveness::written(&program.blocks, env, limited);
+    let exit_uses = if dump { ALL_VARS } else { 0 };
+    let live = liveness::live_in(&program.blocks, env, written, exit_uses, limited);
+
+    let mut kernel = Kernel::new(opts.name.clone());
+    let prologue = kernel.add_block();
+    let mut em = Emitter::new(kernel, prologue, env, opts);
+    em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
+    for &pc in program.blocks.keys() {
+        let b = em.new_block();
+        let set = live.get(&pc).copied().unwrap_or(0);
+        let vars: Vec<usize> = (0..NVARS).filter(|&v| set & bit(v) != 0).collect();
+        for &v in &vars {
+            em.k.add_block_param(b, var_type(v));
+        }
+        em.blocks.insert(pc, (b, vars));
+    }
+    em.prologue();
+    let call = em.dest_call(entry);
+    em.k.set_terminator(prologue, Terminator::Jump(call));
+    for gb in program.blocks.values() {
+        emit_block(&mut em, gb, &program.blocks);
+    }
+    em.finish_hub()?;
+    Ok(LiftedKernel {
+        kernel: em.k,
+        traps: em.traps,
+        words: program.words,
+        entry,
+        guest_blocks: program.blocks.len(),
+    })
+}
+
+fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBlock>) {
+    let Some((block, vars)) = em.blocks.get(&gb.start).cloned() else {
+        return;
+    };
+    em.cur = block;
+    em.pc = Some(gb.start);
+    em.word = None;
+    em.consts = consts::ConstTracker::default();
+    for v in 0..NVARS {
+        em.vals[v] = em.launch_value(v);
+    }
+    let params = em.k.blocks[block].params.clone();
+    for (&var, &p) in vars.iter().zip(params.iter()) {
+        em.vals[var] = p;
+    }
+    if em.opts.cycle_limit.is_some() {
+        let n = gb.instrs.len() as u32;
+        em.vals[liveness::ICOUNT] =
+            em.bin_imm(wavejit_ir::IBinOp::Add, em.vals[liveness::ICOUNT], n);
+    }
+    for &(pc, word, ref instr) in &gb.instrs {
+        em.pc = Some(pc);
+        em.word = Some(word);
+        if instr.ends_block() {
+            terminate(em, gb, pc, instr, all);
+            return;
+        }
+        emit_instr(em, instr);
+        em.consts.step(pc, instr);
+    }
+    match gb.end {
+        BlockEnd::Fallthrough(next) => {
+            let c = em.dest_call(next);
+            em.end(End::Jump(c));
+        }
+        BlockEnd::Bad { pc, word, cause } => {
+            em.pc = Some(pc);
+            em.word = word;
+            em.trap_here(cause);
+        }
+        // A terminator returned above; an empty terminator block cannot exist.
+        BlockEnd::Terminator => em.trap_here(TrapCause::FetchFault),
+    }
+}
+
+fn terminate(
+    em: &mut Emitter<'_>,
+    gb: &GuestBlock,
+    pc: u32,
+    instr: &Instr,
+    all: &BTreeMap<u32, GuestBlock>,
+) {
+    let next = pc.wrapping_add(4);
+    match *instr {
+        Instr::Branch {
+            cond,
+            rs1,
+            rs2,
+            offset,
+        } => {
+            let c = em.branch_cond(cond, rs1, rs2);
+            let taken = em.dest_call(pc.wrapping_add_signed(offset));
+            let fall = em.dest_call(next);
+            em.end(End::Branch(c, taken, fall));
+        }
+        Instr::Jal { rd, offset } => {
+            let link = em.c32(next);
+            em.set_x(rd, link);
+            let c = em.dest_call(pc.wrapping_add_signed(offset));
+            em.end(End::Jump(c));
+        }
+        Instr::Jalr { rd, rs1, offset } => {
+            let base = em.x(rs1);
+            let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
+            let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
+            let ret = is_ret(instr);
+            let ra_known = em.consts.get(XReg::RA);
+            let link = em.c32(next);
+            em.set_x(rd, link);
+            if ret && ra_known == Some(0) {
+                let c = em.exit_call();
+                em.end(End::Jump(c));
+                return;
+            }
+            let go = match static_jalr_target(gb) {
+                Some(t) if all.contains_key(&t) => em.dest_call(t),
+                _ => em.hub_call(target),
+            };
+            if ret {
+                let zero = em.c32(0);
+                let is_zero = em.icmp(wavejit_ir::IntCC::Eq, base, zero);
+                let exit = em.exit_call();
+                em.end(End::Branch(is_zero, exit, go));
+            } else {
+                em.end(End::Jump(go));
+            }
+        }
+        Instr::Ebreak => {
+            let c = em.exit_call();
+            em.end(End::Jump(c));
+        }
+        _ => em.trap_here(TrapCause::Ecall),
+    }
+}
+
+fn emit_instr(em: &mut Emitter<'_>, instr: &Instr) {
+    match *instr {
+        Instr::Lui { rd, imm } => {
+            let v = em.c32(imm);
+            em.set_x(rd, v);
+        }
+        Instr::Auipc { rd, imm } => {
+            let v = em.c32(em.pc.unwrap_or(0).wrapping_add(imm));
+            em.set_x(rd, v);
+        }
+        Instr::Load {
+            kind,
+            rd,
+            rs1,
+            offset,
+        } => em.load_x(kind, rd, rs1, offset),
+        Instr::Store {
+            kind,
+            rs1,
+            rs2,
+            offset,
+        } => em.store_x(kind, rs1, rs2, offset),
+        Instr::OpImm { op, rd, rs1, imm } => em.op_imm(op, rd, rs1, imm),
+        Instr::Op { op, rd, rs1, rs2 } => em.op(op, rd, rs1, rs2),
+        // Serial model: fences order nothing; code is re-checked per dispatch.
+        Instr::Fence { .. } | Instr::FenceTso | Instr::FenceI => {}
+        Instr::Csr { op, rd, csr, src } => {
+            let writes = instr.csr_access().is_some_and(|a| a.writes);
+            debug_assert!(!(writes && csr == Csr::Mhartid));
+            em.csr(op, rd, csr, src, writes);
+        }
+        Instr::Flw { rd, rs1, offset } => em.load_f(rd, rs1, offset),
+        Instr::Fsw { rs1, rs2, offset } => em.store_f(rs1, rs2, offset),
+        Instr::Fma {
+            op,
+            rd,
+            rs1,
+            rs2,
+            rs3,
+            rm,
+        } => em.fma(op, rd, [rs1, rs2, rs3], rm),
+        Instr::FpArith {
+            op,
+            rd,
+            rs1,
+            rs2,
+            rm,
+        } => em.fp_arith(op, rd, rs1, rs2, rm),
+        Instr::Fsqrt { rd, rs1, rm } => em.fsqrt(rd, rs1, rm),
+        Instr::FpSign { op, rd, rs1, rs2 } => em.fp_sign(op, rd, rs1, rs2),
+        Instr::FpMinMax { op, rd, rs1, rs2 } => em.fp_minmax(op, rd, rs1, rs2),
+        Instr::FpCompare { op, rd, rs1, rs2 } => em.fp_compare(op, rd, rs1, rs2),
+        Instr::Fclass { rd, rs1 } => em.fclass(rd, rs1),
+        Instr::FcvtToInt {
+            rd,
+            rs1,
+            unsigned,
+            rm,
+        } => em.fcvt_to_int(rd, rs1, unsigned, rm),
+        Instr::FcvtFromInt {
+            rd,
+            rs1,
+            unsigned,
+            rm,
+        } => em.fcvt_from_int(rd, rs1, unsigned, rm),
+        Instr::FmvToInt { rd, rs1 } => em.fmv_to_int(rd, rs1),
+        Instr::FmvFromInt { rd, rs1 } => em.fmv_from_int(rd, rs1),
+        Instr::LpConvert {
+            fmt, dir, rd, rs1, ..
+        } => em.lp_convert(fmt, dir, rd, rs1),
+        // Terminators are handled by `terminate`.
+        Instr::Jal { .. }
+        | Instr::Jalr { .. }
+        | Instr::Branch { .. }
+        | Instr::Ecall
+        | Instr::Ebreak => {}
+    }
+}
