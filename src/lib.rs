@@ -1,5 +1,7 @@
 //! wavejit: a GPU emulator that JIT-compiles real shader binaries to native CPU code.
 
+pub mod bench;
+
 pub use wavejit_frontend as frontend;
 pub use wavejit_ir as ir;
 pub use wavejit_jit as jit;

@@ -1,5 +1,6 @@
 //! Subcommands of the `wavejit` binary.
 
+mod bench;
 mod buffers;
 mod demo;
 mod ir;
@@ -22,6 +23,12 @@ pub struct Cli {
 enum Command {
     /// Run the built-in demo kernels and print inputs, outputs and timing.
     Demo,
+    /// Quick benchmarks: ratios against native Rust measured in the same run.
+    Bench {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// The wavejit IR: check and run kernels in its text form.
     Ir {
         #[command(subcommand)]
@@ -50,6 +57,7 @@ pub type CliError = Box<dyn std::error::Error>;
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Demo => demo::run(),
+        Command::Bench { json } => bench::run(json),
         Command::Ir { command } => ir::run(command),
         Command::Ir3 { command } => isa::ir3(command),
         Command::Agx { command } => isa::agx(command),
