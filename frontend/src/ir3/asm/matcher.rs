@@ -4,6 +4,7 @@
 use super::super::engine::{TemplatePart, template_parts};
 use super::super::spec::{Field, Isa, Kind};
 use super::super::tables::ENUMS;
+use super::literal_prefix;
 
 /// One nested sub-encoding being matched: its leaf, bit offset in the word, and how
 /// its params map onto the enclosing frame.
@@ -185,13 +186,10 @@ impl Matcher<'_> {
             return vec![st];
         };
         let heads = match *first {
-            TemplatePart::Literal(l) => {
-                if self.rest(st.pos).starts_with(l) {
-                    vec![self.advance(st, l.len())]
-                } else {
-                    Vec::new()
-                }
-            }
+            TemplatePart::Literal(l) => match literal_prefix(self.rest(st.pos), l) {
+                Some(n) => vec![self.advance(st, n)],
+                None => Vec::new(),
+            },
             TemplatePart::Field("NAME") => {
                 let name = st.isa.name(st.frames[frame].leaf);
                 if self.rest(st.pos).starts_with(name) {
@@ -274,8 +272,8 @@ impl Matcher<'_> {
                 let on = u64::from(f.kind == Kind::Bool);
                 match f.display {
                     Some(d) => {
-                        if !d.is_empty() && rest.starts_with(d) {
-                            out.push((d.len(), Some(on)));
+                        if let Some(n) = literal_prefix(rest, d).filter(|n| *n > 0) {
+                            out.push((n, Some(on)));
                         }
                         out.push((0, Some(1 - on)));
                     }
@@ -348,8 +346,8 @@ impl Matcher<'_> {
             }
             Kind::Enum(e) => {
                 for (v, d) in ENUMS[usize::from(e)].values {
-                    if rest.starts_with(d) {
-                        out.push((d.len(), Some(*v)));
+                    if let Some(n) = literal_prefix(rest, d) {
+                        out.push((n, Some(*v)));
                     }
                 }
             }

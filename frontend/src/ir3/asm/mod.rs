@@ -11,6 +11,7 @@
 mod matcher;
 mod solve;
 
+use super::engine;
 use super::spec::Isa;
 use matcher::{Matcher, State};
 use solve::solve;
@@ -54,7 +55,9 @@ pub(crate) fn assemble_source(isa: &'static Isa, source: &str) -> Result<Vec<u64
     Ok(out)
 }
 
-/// Whitespace-normalized text plus, per byte, its column in the original line.
+/// The line without whitespace plus, per byte, its column in the original line.
+/// Matching ignores whitespace on both sides (templates are compared the same way),
+/// so `add.f r0.x,r0.y,r0.z` and mesa's spacing both assemble.
 struct Normalized {
     text: String,
     cols: Vec<usize>,
@@ -63,21 +66,32 @@ struct Normalized {
 fn normalize(line: &str) -> Normalized {
     let mut text = String::new();
     let mut cols = Vec::new();
-    let mut pending_space = false;
     for (i, ch) in line.char_indices() {
         if ch.is_whitespace() {
-            pending_space = !text.is_empty();
             continue;
-        }
-        if pending_space {
-            text.push(' ');
-            cols.push(i);
-            pending_space = false;
         }
         text.push(ch);
         cols.extend(std::iter::repeat_n(i + 1, ch.len_utf8()));
     }
     Normalized { text, cols }
+}
+
+/// Length of `rest`'s prefix that equals `lit` once whitespace is ignored in `lit`.
+pub(super) fn literal_prefix(rest: &str, lit: &str) -> Option<usize> {
+    let mut n = 0;
+    let bytes = rest.as_bytes();
+    for b in lit.bytes().filter(|b| !b.is_ascii_whitespace()) {
+        if bytes.get(n) != Some(&b) {
+            return None;
+        }
+        n += 1;
+    }
+    Some(n)
+}
+
+/// `text` without whitespace, for comparing rendered text with the input.
+pub(super) fn compact(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Result<u64, AsmError> {
@@ -88,15 +102,16 @@ pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Resu
             .copied()
             .unwrap_or_else(|| line.trim_end().len() + 1)
     };
-    if let Some(hex) = norm.text.strip_prefix("raw ") {
+    let shown = line.trim().to_string();
+    if let Some(hex) = norm.text.strip_prefix("raw") {
         let digits = hex.strip_prefix("0x").or_else(|| hex.strip_prefix("0X"));
         return digits
             .filter(|d| !d.is_empty() && d.len() <= 16)
             .and_then(|d| u64::from_str_radix(d, 16).ok())
             .ok_or(AsmError::BadRaw {
                 line: line_no,
-                col: col_of(4),
-                text: norm.text.clone(),
+                col: col_of(3),
+                text: shown.clone(),
             });
     }
     let mut m = Matcher {
@@ -104,7 +119,8 @@ pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Resu
         furthest: 0,
     };
     let mut any_full = false;
-    let mut best: Option<u64> = None;
+    let mut best: Option<(bool, u32, u64)> = None;
+    let spaced = line.split_whitespace().collect::<Vec<_>>().join(" ");
     for &leaf in isa.leaves_of(isa.instruction_root) {
         let st = State {
             isa,
@@ -123,36 +139,31 @@ pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Resu
             }
             any_full = true;
             if let Some(word) = solve(&cand, &norm.text) {
-                // Several templates can print the same text; like mesa's encoder,
-                // prefer the word with the fewest bits set.
-                best = Some(best.map_or(word, |b: u64| canonical(b, word)));
+                // Several templates can print the same text; prefer the word that
+                // prints the input exactly (spacing included), then, like mesa's
+                // encoder, the one with the fewest bits set.
+                let exact = engine::render_word(isa, word).is_ok_and(|t| t == spaced);
+                let key = (!exact, word.count_ones(), word);
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
             }
         }
     }
-    if let Some(word) = best {
+    if let Some((_, _, word)) = best {
         return Ok(word);
     }
     if any_full {
         Err(AsmError::Unencodable {
             line: line_no,
             col: col_of(0),
-            text: norm.text,
+            text: shown,
         })
     } else {
         Err(AsmError::NoMatch {
             line: line_no,
             col: col_of(m.furthest),
-            text: norm.text,
+            text: shown,
         })
-    }
-}
-
-/// The preferred of two words that print the same text: fewer bits set, then the
-/// smaller value.
-fn canonical(a: u64, b: u64) -> u64 {
-    if (b.count_ones(), b) < (a.count_ones(), a) {
-        b
-    } else {
-        a
     }
 }

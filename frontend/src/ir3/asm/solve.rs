@@ -3,6 +3,7 @@
 use super::super::engine::{self, Ctx, Scope};
 use super::super::spec::Isa;
 use super::super::tables::EXPR_FIELDS;
+use super::compact;
 use super::matcher::{Frame, State, field_defs, ones};
 
 /// Absolute bit mask of the stored bits that field `name` (as seen from `frame`)
@@ -76,7 +77,7 @@ fn deferred_hold(st: &State, word: u64) -> bool {
             }
             let mut out = String::new();
             engine::render_field(&mut Ctx::default(), scope, d.name, &mut out).is_ok()
-                && out == d.text
+                && compact(&out) == d.text
         })
     })
 }
@@ -187,13 +188,13 @@ pub(super) fn solve(st: &State, text: &str) -> Option<u64> {
         let rest_combos = combos_by_popcount(rest.count_ones(), 12);
         for fc in &rest_combos {
             let w = hinted | scatter(*fc, rest);
-            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
+            if engine::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
                 return Some(w);
             }
         }
         for fc in &free_combos {
             let w = word | scatter(*fc, free);
-            if engine::render_word(st.isa, w).is_ok_and(|t| t == text) {
+            if engine::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
                 return Some(w);
             }
         }
