@@ -102,6 +102,15 @@ fn program_errors_carry_line_and_column() {
         ir3::assemble_line("  (sy)bar.g  ").unwrap(),
         0xf042000000000000
     );
+    // spacing is free-form, as in mesa's lexer
+    assert_eq!(
+        ir3::assemble_line("add.f r0.x,r0.y,  r0.z").unwrap(),
+        0x4010000000020001
+    );
+    assert_eq!(
+        ir3::assemble_line("(nop3)cmps.f.lt r1.x, (abs)r1.x,c16.x").unwrap(),
+        0x40b8080410408004
+    );
 }
 
 /// Stretch: a7xx rows that print identically also reassemble (gen-700 tables).
