@@ -161,6 +161,10 @@ fn cat2_alu() {
     let i = dec(0x40a500f82c000004); // cmps.f.ne p0.x, hr1.x, h(0.0)
     assert_eq!(i.dsts, vec![op(K::Gpr(0xf8))], "p0.x is never half");
     assert_eq!(i.srcs[1], half(K::Flut(0)));
+    assert_eq!(i.dsts[0].p0_comp(), Some(0));
+    let i = dec(0x438000f900020001); // and.b p0.y, hr0.y, hr0.z
+    assert_eq!(i.dsts[0].p0_comp(), Some(1));
+    assert_eq!(i.srcs[1].gpr(), Some((0, 2)));
     let i = dec(0x4228080727ff0000); // (nop3) add.s hr1.w, hr0.x, h(-1)
     assert_eq!(i.srcs[1].kind, K::Imm(-1));
     let i = dec(0x42380c0100040001); // (sat)(nop3) add.s r0.y, r0.y, r1.x
@@ -209,6 +213,7 @@ fn cat3_cat4() {
         vec![op(K::Imm(10)), op(K::Gpr(0xc1)), op(K::Imm(4095))]
     );
     assert_eq!(i.dsts, vec![op(K::Gpr(0xc3))]);
+    assert!(i.dsts[0].is_shared() && !i.srcs[0].is_shared());
     let i = dec(0x6481090430521036); // (rpt1)sel.b32 r1.x, (r)c13.z, r0.z, (r)c20.z
     assert_eq!(
         i.srcs[0],

@@ -58,6 +58,35 @@ pub struct Operand {
     pub last: bool,
 }
 
+/// Register ids of the special registers (`reg * 4 + comp`).
+pub const REG_A0_X: u16 = 0xf4;
+pub const REG_A1_X: u16 = 0xf5;
+pub const REG_P0_X: u16 = 0xf8;
+
+impl Operand {
+    /// `(register number, component)` of a GPR operand, e.g. `r1.y` -> `(1, 1)`
+    /// (for half operands the number counts half registers).
+    pub fn gpr(&self) -> Option<(u16, u8)> {
+        match self.kind {
+            OperandKind::Gpr(id) => Some((id >> 2, (id & 3) as u8)),
+            _ => None,
+        }
+    }
+    /// A shared (per-wave uniform) register, r48.x..r55.w.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.kind, OperandKind::Gpr(id) if (0xc0..0xe0).contains(&id))
+    }
+    /// One of the predicate registers p0.x..p0.w; returns the component.
+    pub fn p0_comp(&self) -> Option<u8> {
+        match self.kind {
+            OperandKind::Gpr(id) if (REG_P0_X..REG_P0_X + 4).contains(&id) => {
+                Some((id - REG_P0_X) as u8)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Raw value of a named field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value {

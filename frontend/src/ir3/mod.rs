@@ -42,7 +42,7 @@ mod tables;
 
 pub use asm::AsmError;
 pub use engine::EngineError;
-pub use instr::{Flags, Instr, Operand, OperandKind, Value};
+pub use instr::{Flags, Instr, Operand, OperandKind, REG_A0_X, REG_A1_X, REG_P0_X, Value};
 
 /// Failure to decode one 64-bit instruction word.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
