@@ -423,13 +423,12 @@ pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> 
         ei: get("EI") != 0,
         eq: get("EQ") != 0,
     };
-    let nop_encoded = leaf_has_nop(&fields);
+    // The derived NOP field exists exactly when the (nopN) override applies
+    // (cat2/cat3 with REPEAT == 0 and an (r) bit set); the (r) bits are then no
+    // repeat increments.
+    let nop_encoded = fields.iter().any(|(k, _)| *k == "NOP");
     let repeat = get("REPEAT") as u8;
-    let nop = if nop_encoded {
-        (get("SRC1_R") | (get("SRC2_R") << 1)) as u8
-    } else {
-        0
-    };
+    let nop = get("NOP") as u8;
     let op_of = |n: &str| match fields.iter().find(|(k, _)| *k == n) {
         Some((_, Value::Operand(o))) => Some(*o),
         _ => None,
@@ -474,21 +473,6 @@ pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> 
         srcs,
         fields,
     })
-}
-
-/// cat2/cat3: the (r) bits mean (nopN) when repeat is 0.
-fn leaf_has_nop(fields: &[(&'static str, Value)]) -> bool {
-    let g = |n: &str| {
-        fields
-            .iter()
-            .find(|(k, _)| *k == n)
-            .and_then(|(_, v)| v.as_i64())
-    };
-    let (Some(r1), Some(rpt)) = (g("SRC1_R"), g("REPEAT")) else {
-        return false;
-    };
-    let r2 = g("SRC2_R").unwrap_or(0);
-    fields.iter().any(|(k, _)| *k == "FULL" || *k == "SRC3") && rpt == 0 && (r1 | r2) != 0
 }
 
 /// First word after the leading `(flag)` prefixes.
