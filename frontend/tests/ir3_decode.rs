@@ -279,6 +279,12 @@ fn cat5_cat6_cat7() {
         (i.encoding, i.get("OFFSET"), i.get("HAS_OFFSET")),
         ("ldib.b", Some(7), Some(1))
     );
+    assert_eq!(
+        i.dsts,
+        vec![op(K::Gpr(2))],
+        "ldib.b's SRC1 is its destination"
+    );
+    assert_eq!(i.srcs, vec![op(K::Gpr(1))]);
     let i = dec(0xc0260201ffc78080); // ldc.offset0.1.nonuniform r0.y, 255, r0.y
     assert_eq!(i.srcs, vec![op(K::Imm(255)), op(K::Gpr(1))]);
     assert_eq!(

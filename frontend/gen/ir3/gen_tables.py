@@ -152,9 +152,14 @@ class Isa:
         # Encoder defaults: <map> bodies that are plain constants tell how mesa's
         # encoder fills fields the text does not show.
         b.hints = []
+        b.dst_fields = []
         for enc in el.findall('encode'):
             for m in enc.findall('map'):
                 body = (m.text or '').strip()
+                # A field other than DST* that encodes mesa's destination register
+                # (ldib.b's SRC1) is reported as a destination.
+                if re.fullmatch(r'src->dsts\[\d+\]', body) and not m.attrib['name'].startswith('DST'):
+                    b.dst_fields.append(m.attrib['name'])
                 if re.fullmatch(r'[0-9]+', body):
                     b.hints.append((m.attrib['name'], self.add_expr(None, body)))
         b.index = len(self.bitsets)
@@ -512,6 +517,13 @@ def main():
     w('')
     for gen, tag in GENS:
         emit_gen(isa, w, gen, tag, extended, root)
+    w('/// (bitset, field): fields that hold a destination although not named DST*.')
+    w('pub(crate) static DST_FIELDS: &[(&str, &str)] = &[')
+    for b in isa.bitsets:
+        for f in b.dst_fields:
+            w('    (%s, %s),' % (rs_str(b.name), rs_str(f)))
+    w('];')
+    w('')
     w('/// a8xx: the XML has no gen-800 specific encodings; same tables, gpu_id 800.')
     w('pub(crate) static ISA_800: Isa = Isa { gpu_id: 800, ..ISA_700 };')
     w('')

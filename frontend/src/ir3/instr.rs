@@ -8,7 +8,7 @@
 use super::engine::{self, Ctx, EngineError, Resolved, Scope, TemplatePart, sign_extend};
 use super::spec::Isa;
 use super::spec::{Field, Kind};
-use super::tables::ENUMS;
+use super::tables::{DST_FIELDS, ENUMS};
 
 /// Instruction-level flags (sync bits and modifiers printed before the mnemonic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -444,8 +444,21 @@ pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> 
             _ => false,
         })
     };
+    // Fields that encode a destination although named SRC* (ldib.b's SRC1).
+    let mut dst_named: Vec<&str> = vec!["DST", "DST0", "DST1", "DST2", "DST3"];
+    let mut b = Some(scope.bitset);
+    while let Some(bi) = b {
+        let bs = isa.bitset(bi);
+        dst_named.extend(
+            DST_FIELDS
+                .iter()
+                .filter(|(n, _)| *n == bs.name)
+                .map(|(_, f)| *f),
+        );
+        b = bs.parent;
+    }
     let mut dsts = Vec::new();
-    for n in ["DST", "DST0", "DST1", "DST2", "DST3"] {
+    for &n in &dst_named {
         if let Some(mut d) = op_of(n) {
             d.half |= half_marked(n);
             dsts.push(d);
@@ -453,6 +466,9 @@ pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> 
     }
     let mut srcs = Vec::new();
     for n in ["SRC", "SRC0", "SRC1", "SRC2", "SRC3", "SRC4"] {
+        if dst_named.contains(&n) {
+            continue;
+        }
         let Some(mut o) = op_of(n) else { continue };
         o.half |= half_marked(n);
         o.neg |= get(&format!("{n}_NEG")) != 0;

@@ -12888,6 +12888,11 @@ pub(crate) static ISA_700: Isa = Isa {
     instruction_root: 14,
 };
 
+/// (bitset, field): fields that hold a destination although not named DST*.
+pub(crate) static DST_FIELDS: &[(&str, &str)] = &[
+    ("ldib.b", "SRC1"),
+];
+
 /// a8xx: the XML has no gen-800 specific encodings; same tables, gpu_id 800.
 pub(crate) static ISA_800: Isa = Isa { gpu_id: 800, ..ISA_700 };
 
