@@ -280,3 +280,49 @@ fn shared_reduction_tree() {
         }
     }
 }
+
+/// Lanes waiting at different barriers are released together once every live
+/// lane waits somewhere: lanes 0..4 publish in one block, lanes 4..8 in another,
+/// and after their (different) barriers each reads a lane of the other half.
+#[test]
+fn lanes_at_different_barriers_release_together() {
+    let mut kb = Kb::new("two_barriers");
+    kb.kernel.shared_size = 32;
+    let entry = kb.entry();
+    let (low, high, merge) = (kb.block(), kb.block(), kb.block());
+    {
+        let mut b = kb.at(entry);
+        let lid = builtin(&mut b, Builtin::LocalIndex);
+        let four = c32(&mut b, 4);
+        let is_low = icmp(&mut b, IntCC::Ult, lid, four);
+        let off = bin(&mut b, IBinOp::Mul, lid, four);
+        b.branch(is_low, call(low, &[]), call(high, &[]));
+        for (blk, k) in [(low, 10), (high, 20)] {
+            b.switch_to(blk);
+            let kk = c32(&mut b, k);
+            let v = bin(&mut b, IBinOp::Add, lid, kk);
+            store(&mut b, AddrSpace::Shared, off, v);
+            b.ins(InstKind::Barrier, &[]);
+            b.jump(merge, &[]);
+        }
+        b.switch_to(merge);
+        let seven = c32(&mut b, 7);
+        let other = bin(&mut b, IBinOp::Sub, seven, lid);
+        let other_off = bin(&mut b, IBinOp::Mul, other, four);
+        let got = load(&mut b, AddrSpace::Shared, Type::I32, other_off);
+        store_out(&mut b, 0, lid, got);
+        b.exit();
+    }
+    let k = kb.finish();
+    let expect: Vec<u32> = (0..8u32)
+        .map(|l| {
+            let o = 7 - l;
+            if o < 4 { o + 10 } else { o + 20 }
+        })
+        .collect();
+    for wave in [8, 4, 3] {
+        for (engine, out) in run_u32(&k, &dispatch_1d(1, 8, wave), &[vec![0; 8]]) {
+            assert_eq!(out[0], expect, "engine {engine}, wave {wave}");
+        }
+    }
+}
