@@ -138,3 +138,42 @@ fn gpu730_printable_rows_reassemble() {
 }
 
 const MIN_730_EXACT: usize = 43;
+
+/// Real tinygrad output (shared/reference/ir3.md §10, `[HI_LO] text` as printed by
+/// tinygrad's DEBUG=7): every line disassembles to the listed text and the listing
+/// reassembles to the same words.
+#[test]
+fn tinygrad_kernel_listing() {
+    const LISTING: &[(&str, &str)] = &[
+        ("47180803_201f0000", "(nop3) ashr.b r0.w, r0.x, 31"),
+        ("46d80803_20020003", "(nop3) shl.b r0.w, r0.w, 2"),
+        ("65000403_0003301e", "shrg r0.w, 30, r0.x, r0.w"),
+        ("46d80000_20020000", "(nop2) shl.b r0.x, r0.x, 2"),
+        ("42100008_00031003", "add.u r2.x, c0.w, r0.w"),
+        ("42100004_00001002", "add.u r1.x, c0.z, r0.x"),
+        ("42904000_10020004", "cmps.u.lt hr0.x, r1.x, c0.z"),
+        ("2009400a_00000000", "cov.u16s32 r2.z, hr0.x"),
+        ("42100005_0008000a", "add.u r1.y, r2.z, r2.x"),
+        ("c006000b_01810001", "ldg.u32 r2.w, g[r1.x], 1"),
+        ("c0060010_01834001", "ldg.u32 r4.x, g[r3.y], 1"),
+        ("5018080b_0010000b", "(sy)(nop3) add.f r2.w, r2.w, r4.x"),
+        ("c0c60d00_01800016", "stg.u32 g[r1.z], r2.w, 1"),
+        ("03000000_00000000", "end"),
+    ];
+    let words: Vec<u64> = LISTING
+        .iter()
+        .map(|(hex, _)| {
+            u64::from_str_radix(&hex.replace('_', ""), 16).unwrap_or_else(|e| panic!("{hex}: {e}"))
+        })
+        .collect();
+    let texts: Vec<String> = LISTING.iter().map(|(_, t)| t.to_string()).collect();
+    assert_eq!(
+        ir3::disasm_words(&words).unwrap_or_else(|e| panic!("{e}")),
+        texts
+    );
+    let source = texts.join("\n");
+    assert_eq!(
+        ir3::assemble(&source).unwrap_or_else(|e| panic!("{e}")),
+        words
+    );
+}
