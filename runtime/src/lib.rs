@@ -1,6 +1,8 @@
 //! wavejit runtime: checked memory, dispatch, and the KGSL / AQL / MMIO frontends.
 
+pub mod aql;
 pub mod kgsl;
 pub mod memory;
+pub mod mmio;
 
 pub use memory::{AddressSpace, MemError};
