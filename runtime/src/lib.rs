@@ -3,6 +3,5 @@
 pub mod aql;
 pub mod kgsl;
 pub mod memory;
-pub mod mmio;
 
 pub use memory::{AddressSpace, MemError};
