@@ -3,5 +3,6 @@
 pub mod aql;
 pub mod kgsl;
 pub mod memory;
+pub mod mmio;
 
 pub use memory::{AddressSpace, MemError};

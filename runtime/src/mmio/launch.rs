@@ -1,0 +1,269 @@
+//! DISPATCH (datasheet §4): validate, lift the kernel from VRAM (cached while the
+//! code words are unchanged), run every block synchronously, map faults to error
+//! bits.
+
+use std::fmt;
+
+use wavejit_frontend::rv32::lift::{
+    self, LANE_BYTES, LaneContext, LiftOptions, LiftedKernel, TrapCause,
+};
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Dispatch, Engine, Fault, FaultKind};
+
+use super::device::{EngineChoice, GpgpuDevice};
+use super::regs::{MAX_BLOCKS, MAX_THREADS_PER_BLOCK, ctrl, error, irq};
+
+/// Guest-invisible global address of the per-lane context records (above the
+/// 32-bit core address space, so kernels cannot reach it).
+pub const CONTEXT_BASE: u64 = 1 << 32;
+
+/// What went wrong in a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceFaultKind {
+    /// A trap of the lifted code (illegal instruction, fetch, jump target, ecall,
+    /// invalid frm, cycle limit).
+    Trap(TrapCause),
+    /// A load/store outside VRAM or a store to the ID window.
+    Memory { addr: u64, size: u32, write: bool },
+    /// The program could not be lifted at all.
+    Lift(String),
+    /// Anything else the engine reported (e.g. its own watchdog).
+    Engine(String),
+}
+
+/// A kernel fault with its place: pc, word, lane (as mhartid) and the error bits
+/// it set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceFault {
+    pub kind: DeviceFaultKind,
+    pub pc: Option<u32>,
+    pub word: Option<u32>,
+    /// mhartid of the faulting lane (block_linear << 13 | warp << 5 | lane).
+    pub hartid: Option<u32>,
+    /// ERROR_STATUS bits set.
+    pub error_bits: u32,
+}
+
+impl fmt::Display for DeviceFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            DeviceFaultKind::Trap(c) => write!(f, "{c}")?,
+            DeviceFaultKind::Memory { addr, size, write } => write!(
+                f,
+                "{} of {size} bytes at {addr:#x} outside VRAM",
+                if *write { "store" } else { "load" }
+            )?,
+            DeviceFaultKind::Lift(m) | DeviceFaultKind::Engine(m) => f.write_str(m)?,
+        }
+        if let Some(pc) = self.pc {
+            write!(f, " at pc {pc:#010x}")?;
+        }
+        if let Some(w) = self.word {
+            write!(f, " (word {w:#010x})")?;
+        }
+        if let Some(h) = self.hartid {
+            write!(f, ", mhartid {h:#x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The outcome of one DISPATCH.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchReport {
+    pub lanes: u64,
+    pub guest_blocks: usize,
+    pub fault: Option<DeviceFault>,
+    /// Final state per lane in linear order (block_linear * threads + local),
+    /// when the device captures contexts; `done` is false for lanes that did not end.
+    pub contexts: Vec<LaneContext>,
+    /// The engine that ran the kernel ("jit" or "interp").
+    pub engine: &'static str,
+    /// Why the JIT refused the kernel, when it fell back to the interpreter.
+    pub jit_error: Option<String>,
+}
+
+/// Context capture is skipped for dispatches whose records would exceed this.
+pub const MAX_CONTEXT_BYTES: u64 = 256 << 20;
+
+impl GpgpuDevice {
+    /// Rejects the launch (INVALID_CMD) when the datasheet says so.
+    fn launch_valid(&self) -> bool {
+        let r = &self.regs;
+        let blocks: u64 = r.grid.iter().map(|&g| u64::from(g)).product();
+        let threads: u64 = r.block.iter().map(|&b| u64::from(b)).product();
+        r.global_ctrl & ctrl::ENABLE != 0
+            && !r.busy
+            && !r.grid.contains(&0)
+            && !r.block.contains(&0)
+            && r.kernel_addr[1] == 0
+            && u64::from(r.kernel_addr[0]) < self.cfg.vram_size
+            && r.kernel_addr[0].is_multiple_of(4)
+            && blocks <= MAX_BLOCKS
+            && threads <= MAX_THREADS_PER_BLOCK
+    }
+
+    pub(super) fn dispatch(&mut self) {
+        if !self.launch_valid() {
+            self.raise_error(error::INVALID_CMD);
+            return;
+        }
+        self.regs.busy = true;
+        let report = self.run_kernel();
+        self.regs.busy = false;
+        match &report.fault {
+            None => self.regs.irq_status |= irq::KERNEL_DONE,
+            Some(f) => self.raise_error(f.error_bits),
+        }
+        self.last_fault = report.fault.clone();
+        self.last_report = Some(report);
+    }
+
+    fn fetch_word(&self, pc: u32) -> Option<u32> {
+        let a = u64::from(pc);
+        if a + 4 > self.cfg.vram_size {
+            return None;
+        }
+        let b = self.vram.read_bytes(a, 4).ok()?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn lifted(&mut self, entry: u32) -> Result<LiftedKernel, lift::LiftError> {
+        let fetch = |pc: u32| self.fetch_word(pc);
+        if let Some(k) = &self.cached
+            && k.entry == entry
+            && k.matches(&fetch)
+        {
+            return Ok(k.clone());
+        }
+        let opts = LiftOptions {
+            name: format!("rv32@{entry:#x}"),
+            cycle_limit: self.cfg.cycle_limit,
+            context_base: self.cfg.capture_context.then_some(CONTEXT_BASE),
+            ..LiftOptions::default()
+        };
+        let k = lift::lift(&fetch, entry, &opts)?;
+        self.cached = Some(k.clone());
+        Ok(k)
+    }
+
+    fn run_kernel(&mut self) -> LaunchReport {
+        let r = self.regs.clone();
+        let lanes = r.grid.iter().map(|&g| u64::from(g)).product::<u64>()
+            * r.block.iter().map(|&b| u64::from(b)).product::<u64>();
+        let mut report = LaunchReport {
+            lanes,
+            ..LaunchReport::default()
+        };
+        let lifted = match self.lifted(r.kernel_addr[0]) {
+            Ok(k) => k,
+            Err(e) => {
+                report.fault = Some(DeviceFault {
+                    kind: DeviceFaultKind::Lift(e.to_string()),
+                    pc: Some(r.kernel_addr[0]),
+                    word: None,
+                    hartid: None,
+                    error_bits: error::KERNEL_FAULT,
+                });
+                return report;
+            }
+        };
+        report.guest_blocks = lifted.guest_blocks;
+        let ctx_len = lanes * LANE_BYTES;
+        let ctx = self.cfg.capture_context
+            && ctx_len <= MAX_CONTEXT_BYTES
+            && self.vram.alloc_at(CONTEXT_BASE, ctx_len.max(1)).is_ok();
+        let mut d = Dispatch::new(r.grid, r.block);
+        d.wave_size = 32;
+        d.step_limit = if self.cfg.cycle_limit.is_some() {
+            lifted.step_limit()
+        } else {
+            wavejit_ir::dispatch::DEFAULT_STEP_LIMIT
+        };
+        let jit_ok = match self.cfg.engine {
+            EngineChoice::Jit => {
+                let batch = self.jit.batch_lanes_for(&d);
+                match self.jit.compile(&lifted.kernel, batch) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        report.jit_error = Some(e.to_string());
+                        false
+                    }
+                }
+            }
+            EngineChoice::Interpreter => false,
+        };
+        report.engine = if jit_ok { "jit" } else { "interp" };
+        let result = if jit_ok {
+            self.jit.run(&lifted.kernel, &d, &self.vram)
+        } else {
+            Interpreter.run(&lifted.kernel, &d, &self.vram)
+        };
+        if let Err(f) = result {
+            report.fault = Some(self.map_fault(&lifted, &d, &f));
+        }
+        if ctx {
+            if let Ok(bytes) = self.vram.read_bytes(CONTEXT_BASE, ctx_len as usize) {
+                report.contexts = bytes
+                    .chunks_exact(LANE_BYTES as usize)
+                    .filter_map(LaneContext::parse)
+                    .collect();
+            }
+            let _ = self.vram.free(CONTEXT_BASE);
+        }
+        report
+    }
+
+    fn map_fault(&self, lifted: &LiftedKernel, d: &Dispatch, f: &Fault) -> DeviceFault {
+        let [gx, gy, _] = d.workgroups;
+        let [bx, by, _] = d.workgroup_size;
+        let w = f.lane.workgroup;
+        let l = f.lane.local;
+        let block_linear = w[0] + w[1] * gx + w[2] * gx * gy;
+        let local = l[0] + l[1] * bx + l[2] * bx * by;
+        let hartid = Some(block_linear << 13 | local);
+        let pc = f.guest_pc.map(|p| p as u32);
+        let word = pc.and_then(|p| lifted.words.get(&p).copied());
+        let (kind, bits, pc, word) = match &f.kind {
+            FaultKind::Trap { code } => match lifted.trap(*code) {
+                Some(site) => (
+                    DeviceFaultKind::Trap(site.cause),
+                    error::KERNEL_FAULT,
+                    site.pc.or(pc),
+                    site.word.or(word),
+                ),
+                None => (
+                    DeviceFaultKind::Engine(format!("unknown trap {code}")),
+                    error::KERNEL_FAULT,
+                    pc,
+                    word,
+                ),
+            },
+            FaultKind::Memory {
+                addr, size, write, ..
+            } => (
+                DeviceFaultKind::Memory {
+                    addr: *addr,
+                    size: *size,
+                    write: *write,
+                },
+                error::VRAM_FAULT | error::KERNEL_FAULT,
+                pc,
+                word,
+            ),
+            FaultKind::Watchdog { .. } => (
+                DeviceFaultKind::Engine(f.kind.to_string()),
+                error::KERNEL_FAULT,
+                pc,
+                word,
+            ),
+        };
+        DeviceFault {
+            kind,
+            pc,
+            word,
+            hartid,
+            error_bits: bits,
+        }
+    }
+}
