@@ -112,9 +112,11 @@ fn invalid_workgroup_size() {
     });
 }
 
+type Edit = Box<dyn FnOnce(&mut KernelDispatchPacket)>;
+
 #[test]
 fn other_dispatch_field_errors() {
-    let cases: Vec<(Status, Box<dyn FnOnce(&mut KernelDispatchPacket)>)> = vec![
+    let cases: Vec<(Status, Edit)> = vec![
         (Status::INCOMPATIBLE_ARGUMENTS, Box::new(|p| p.setup = 0)),
         (
             Status::INCOMPATIBLE_ARGUMENTS,
