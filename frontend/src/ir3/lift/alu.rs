@@ -1,8 +1,6 @@
 //! cat2 / cat3 / cat4: integer and float ALU and the SFU.
 
-use wavejit_ir::{
-    FBinOp, FUnOp, FloatCC, IBinOp, IUnOp, InstKind, IntCC, SpecialFn, Type, Value,
-};
+use wavejit_ir::{FBinOp, FUnOp, FloatCC, IBinOp, IUnOp, InstKind, IntCC, SpecialFn, Type, Value};
 
 use super::regs::As;
 use super::{LiftError, Lifter, a630_mode};
@@ -32,22 +30,47 @@ impl Lifter<'_> {
     }
 
     /// Float source with (abs)/(neg) applied under the a630 rules.
-    pub(crate) fn fsrc(&mut self, ins: &Instr, op: &Operand, i: u32, half: bool) -> Result<Value, LiftError> {
+    pub(crate) fn fsrc(
+        &mut self,
+        ins: &Instr,
+        op: &Operand,
+        i: u32,
+        half: bool,
+    ) -> Result<Value, LiftError> {
         let bits = self.src(ins, op, i, As { half, float: true })?;
         let bits = self.resize(bits, ity(half), false);
         let mut v = self.bitcast(bits, fty(half));
         let mode = a630_mode(half, false);
         if op.abs {
-            v = self.ins(InstKind::FUnary { op: FUnOp::Abs, mode }, &[v]);
+            v = self.ins(
+                InstKind::FUnary {
+                    op: FUnOp::Abs,
+                    mode,
+                },
+                &[v],
+            );
         }
         if op.neg {
-            v = self.ins(InstKind::FUnary { op: FUnOp::Neg, mode }, &[v]);
+            v = self.ins(
+                InstKind::FUnary {
+                    op: FUnOp::Neg,
+                    mode,
+                },
+                &[v],
+            );
         }
         Ok(v)
     }
 
     /// Integer source of the given width; for bitwise ops (neg) is a NOT.
-    fn isrc(&mut self, ins: &Instr, op: &Operand, i: u32, half: bool, bitwise: bool) -> Result<Value, LiftError> {
+    fn isrc(
+        &mut self,
+        ins: &Instr,
+        op: &Operand,
+        i: u32,
+        half: bool,
+        bitwise: bool,
+    ) -> Result<Value, LiftError> {
         let v = self.src(ins, op, i, As { half, float: false })?;
         let v = self.resize(v, ity(half), false);
         Ok(if bitwise && op.neg {
@@ -62,7 +85,13 @@ impl Lifter<'_> {
     }
 
     fn fbin(&mut self, op: FBinOp, a: Value, b: Value, half: bool, sat: bool) -> Value {
-        self.ins(InstKind::FBinary { op, mode: a630_mode(half, sat) }, &[a, b])
+        self.ins(
+            InstKind::FBinary {
+                op,
+                mode: a630_mode(half, sat),
+            },
+            &[a, b],
+        )
     }
 
     fn fdst(&mut self, ins: &Instr, i: u32, v: Value) -> Result<(), LiftError> {
@@ -110,10 +139,34 @@ impl Lifter<'_> {
                 let a = self.fsrc(ins, &s1, i, half)?;
                 let mode = a630_mode(half, sat);
                 let r = match name {
-                    "floor.f" => self.ins(InstKind::FUnary { op: FUnOp::Floor, mode }, &[a]),
-                    "ceil.f" => self.ins(InstKind::FUnary { op: FUnOp::Ceil, mode }, &[a]),
-                    "rndne.f" => self.ins(InstKind::FUnary { op: FUnOp::Nearest, mode }, &[a]),
-                    "trunc.f" => self.ins(InstKind::FUnary { op: FUnOp::Trunc, mode }, &[a]),
+                    "floor.f" => self.ins(
+                        InstKind::FUnary {
+                            op: FUnOp::Floor,
+                            mode,
+                        },
+                        &[a],
+                    ),
+                    "ceil.f" => self.ins(
+                        InstKind::FUnary {
+                            op: FUnOp::Ceil,
+                            mode,
+                        },
+                        &[a],
+                    ),
+                    "rndne.f" => self.ins(
+                        InstKind::FUnary {
+                            op: FUnOp::Nearest,
+                            mode,
+                        },
+                        &[a],
+                    ),
+                    "trunc.f" => self.ins(
+                        InstKind::FUnary {
+                            op: FUnOp::Trunc,
+                            mode,
+                        },
+                        &[a],
+                    ),
                     // The modifiers are already applied; max(a, a) applies the rules.
                     _ => self.fbin(FBinOp::Max, a, a, half, sat),
                 };
@@ -142,7 +195,13 @@ impl Lifter<'_> {
                     5 => FloatCC::Une,
                     c => return Err(self.malformed(ins, format!("condition {c}"))),
                 };
-                let c = self.ins(InstKind::Fcmp { cc, mode: a630_mode(half, false) }, &[a, b]);
+                let c = self.ins(
+                    InstKind::Fcmp {
+                        cc,
+                        mode: a630_mode(half, false),
+                    },
+                    &[a, b],
+                );
                 let r = self.bool_to(c, dst_half);
                 self.fdst(ins, i, r)
             }
@@ -168,13 +227,12 @@ impl Lifter<'_> {
                 let r = self.bool_to(c, dst_half);
                 self.fdst(ins, i, r)
             }
-            "cmpv.f" | "cmpv.u" | "cmpv.s" => Err(self.undocumented(
-                ins,
-                "cmpv semantics are undocumented (mesa never emits it)",
-            )),
-            "add.u" | "add.s" | "sub.u" | "sub.s" | "min.u" | "min.s" | "max.u" | "max.s" | "and.b"
-            | "or.b" | "xor.b" | "shl.b" | "shr.b" | "ashr.b" | "mull.u" | "mul.u24" | "mul.s24"
-            | "getbit.b" => {
+            "cmpv.f" | "cmpv.u" | "cmpv.s" => {
+                Err(self.undocumented(ins, "cmpv semantics are undocumented (mesa never emits it)"))
+            }
+            "add.u" | "add.s" | "sub.u" | "sub.s" | "min.u" | "min.s" | "max.u" | "max.s"
+            | "and.b" | "or.b" | "xor.b" | "shl.b" | "shr.b" | "ashr.b" | "mull.u" | "mul.u24"
+            | "mul.s24" | "getbit.b" => {
                 let bitwise = name.ends_with(".b");
                 let a = self.isrc(ins, &s1, i, half, bitwise)?;
                 let s2 = self.srcop(ins, 1)?;
@@ -287,21 +345,37 @@ impl Lifter<'_> {
         let z = self.iconst(ty, 0);
         let neg = self.ins(InstKind::Icmp(IntCC::Slt), &[a, z]);
         let inv = self.ins(InstKind::IUnary(IUnOp::Not), &[a]);
+        // Negative values count their leading ones: clz.b of the complement.
         let x = self.ins(InstKind::Select, &[neg, inv, a]);
-        let c = self.clz_b(x);
-        // clz of the magnitude counts the sign bit's run; NIR's ifind_msb lowering
-        // wants the same count as clz.b of the one's complement for negatives.
-        c
+        self.clz_b(x)
     }
 
     /// Round half away from zero.
     fn round_away(&mut self, a: Value, half: bool, sat: bool) -> Value {
         let mode = a630_mode(half, false);
-        let t = self.ins(InstKind::FUnary { op: FUnOp::Trunc, mode }, &[a]);
+        let t = self.ins(
+            InstKind::FUnary {
+                op: FUnOp::Trunc,
+                mode,
+            },
+            &[a],
+        );
         let frac = self.fbin(FBinOp::Sub, a, t, half, false);
-        let af = self.ins(InstKind::FUnary { op: FUnOp::Abs, mode }, &[frac]);
+        let af = self.ins(
+            InstKind::FUnary {
+                op: FUnOp::Abs,
+                mode,
+            },
+            &[frac],
+        );
         let halfc = self.fconst(half, 0.5);
-        let up = self.ins(InstKind::Fcmp { cc: FloatCC::Ge, mode }, &[af, halfc]);
+        let up = self.ins(
+            InstKind::Fcmp {
+                cc: FloatCC::Ge,
+                mode,
+            },
+            &[af, halfc],
+        );
         let one = self.fconst(half, 1.0);
         let s = self.fbin(FBinOp::Copysign, one, a, half, false);
         let bumped = self.fbin(FBinOp::Add, t, s, half, false);
@@ -313,12 +387,30 @@ impl Lifter<'_> {
     fn fsign(&mut self, a: Value, half: bool, sat: bool) -> Value {
         let mode = a630_mode(half, false);
         let z = self.fconst(half, 0.0);
-        let gt = self.ins(InstKind::Fcmp { cc: FloatCC::Gt, mode }, &[a, z]);
-        let lt = self.ins(InstKind::Fcmp { cc: FloatCC::Lt, mode }, &[a, z]);
+        let gt = self.ins(
+            InstKind::Fcmp {
+                cc: FloatCC::Gt,
+                mode,
+            },
+            &[a, z],
+        );
+        let lt = self.ins(
+            InstKind::Fcmp {
+                cc: FloatCC::Lt,
+                mode,
+            },
+            &[a, z],
+        );
         let one = self.fconst(half, 1.0);
         let m1 = self.fconst(half, -1.0);
         // Zeros keep their sign, NaN becomes the canonical NaN.
-        let same = self.ins(InstKind::FUnary { op: FUnOp::Trunc, mode }, &[a]);
+        let same = self.ins(
+            InstKind::FUnary {
+                op: FUnOp::Trunc,
+                mode,
+            },
+            &[a],
+        );
         let r = self.ins(InstKind::Select, &[lt, m1, same]);
         let r = self.ins(InstKind::Select, &[gt, one, r]);
         self.fbin(FBinOp::Max, r, r, half, sat)
@@ -327,9 +419,21 @@ impl Lifter<'_> {
     pub(crate) fn fconst(&mut self, half: bool, v: f32) -> Value {
         if half {
             let h = f32_to_f16_bits(v);
-            self.ins(InstKind::Const { ty: Type::F16, bits: u64::from(h) }, &[])
+            self.ins(
+                InstKind::Const {
+                    ty: Type::F16,
+                    bits: u64::from(h),
+                },
+                &[],
+            )
         } else {
-            self.ins(InstKind::Const { ty: Type::F32, bits: u64::from(v.to_bits()) }, &[])
+            self.ins(
+                InstKind::Const {
+                    ty: Type::F32,
+                    bits: u64::from(v.to_bits()),
+                },
+                &[],
+            )
         }
     }
 
@@ -337,7 +441,11 @@ impl Lifter<'_> {
 
     pub(crate) fn lift_cat3(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let name = ins.encoding;
-        let (s1, s2, s3) = (self.srcop(ins, 0)?, self.srcop(ins, 1)?, self.srcop(ins, 2)?);
+        let (s1, s2, s3) = (
+            self.srcop(ins, 0)?,
+            self.srcop(ins, 1)?,
+            self.srcop(ins, 2)?,
+        );
         let sat = ins.flags.sat;
         let dst_half = self.dstop(ins)?.half;
         let half = s2.half;
@@ -358,7 +466,10 @@ impl Lifter<'_> {
                 let (a, c) = if float {
                     (self.fsrc(ins, &s1, i, h)?, self.fsrc(ins, &s3, i, h)?)
                 } else {
-                    (self.isrc(ins, &s1, i, h, false)?, self.isrc(ins, &s3, i, h, false)?)
+                    (
+                        self.isrc(ins, &s1, i, h, false)?,
+                        self.isrc(ins, &s3, i, h, false)?,
+                    )
                 };
                 let cond = self.isrc(ins, &s2, i, h, false)?;
                 let cond = if float {
@@ -450,22 +561,44 @@ impl Lifter<'_> {
     /// dp2acc / dp4acc: dot product of packed 8-bit vectors plus an accumulator.
     fn lift_dot(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let n = if ins.encoding == "dp4acc" { 4 } else { 2 };
-        let (s1, s2, s3) = (self.srcop(ins, 0)?, self.srcop(ins, 1)?, self.srcop(ins, 2)?);
+        let (s1, s2, s3) = (
+            self.srcop(ins, 0)?,
+            self.srcop(ins, 1)?,
+            self.srcop(ins, 2)?,
+        );
         let signed = ins.mnemonic.contains(".mixed") || ins.get("SIGNED").unwrap_or(0) != 0;
         let a = self.isrc(ins, &s1, i, false, false)?;
         let b = self.isrc(ins, &s2, i, false, false)?;
         let mut acc = self.isrc(ins, &s3, i, false, false)?;
         // dp2acc reads the low or high half of each register (PACKED_HIGH).
-        let base = if n == 2 && ins.get("SRC_PACKED_HIGH").unwrap_or(0) != 0 { 16 } else { 0 };
+        let base = if n == 2 && ins.get("SRC_PACKED_HIGH").unwrap_or(0) != 0 {
+            16
+        } else {
+            0
+        };
         for k in 0..n {
             let sh = self.iconst(Type::I32, 24 - (base + 8 * k));
             let twenty4 = self.iconst(Type::I32, 24);
             let ea = self.ibin(IBinOp::Shl, a, sh);
-            let ea = self.ibin(if signed { IBinOp::ShrS } else { IBinOp::ShrU }, ea, twenty4);
+            let ea = self.ibin(
+                if signed { IBinOp::ShrS } else { IBinOp::ShrU },
+                ea,
+                twenty4,
+            );
             let eb = self.ibin(IBinOp::Shl, b, sh);
             let eb = self.ibin(IBinOp::ShrU, eb, twenty4);
             let p = self.ibin(IBinOp::Mul, ea, eb);
-            acc = self.ibin(if ins.flags.sat && signed { IBinOp::AddSatS } else if ins.flags.sat { IBinOp::AddSatU } else { IBinOp::Add }, acc, p);
+            acc = self.ibin(
+                if ins.flags.sat && signed {
+                    IBinOp::AddSatS
+                } else if ins.flags.sat {
+                    IBinOp::AddSatU
+                } else {
+                    IBinOp::Add
+                },
+                acc,
+                p,
+            );
         }
         self.fdst(ins, i, acc)
     }
@@ -495,10 +628,20 @@ impl Lifter<'_> {
         };
         let r = match func {
             Some(func) => self.ins(InstKind::Special { func, mode }, &[a]),
-            None => self.ins(InstKind::FUnary { op: FUnOp::Sqrt, mode }, &[a]),
+            None => self.ins(
+                InstKind::FUnary {
+                    op: FUnOp::Sqrt,
+                    mode,
+                },
+                &[a],
+            ),
         };
         let dh = self.dstop(ins)?.half;
-        let r = if dh == half { r } else { return Err(self.malformed(ins, "SFU precision mismatch".into())) };
+        let r = if dh == half {
+            r
+        } else {
+            return Err(self.malformed(ins, "SFU precision mismatch".into()));
+        };
         self.fdst(ins, i, r)
     }
 

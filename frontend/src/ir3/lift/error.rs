@@ -9,11 +9,7 @@ pub enum LiftError {
     Undecodable { pc: u64, word: u64, reason: String },
     /// A graphics-only (or otherwise compute-irrelevant) instruction.
     #[error("unsupported in compute: {name} at pc {pc} (word {word:#018x})")]
-    Unsupported {
-        name: String,
-        pc: u64,
-        word: u64,
-    },
+    Unsupported { name: String, pc: u64, word: u64 },
     /// An instruction whose semantics no public source documents; wavejit
     /// refuses it rather than guess.
     #[error("{name} at pc {pc} (word {word:#018x}): {why}")]

@@ -172,14 +172,22 @@ impl Lifter<'_> {
             "brao" | "braa" => {
                 let a = self.pred(g("COMP1"), g("INV1") != 0);
                 let b = self.pred(g("COMP2"), g("INV2") != 0);
-                let op = if ins.encoding == "brao" { IBinOp::Or } else { IBinOp::And };
+                let op = if ins.encoding == "brao" {
+                    IBinOp::Or
+                } else {
+                    IBinOp::And
+                };
                 let c = self.ins(InstKind::IBinary(op), &[a, b]);
                 self.branch_pcs(c, target, next)?;
             }
             "bany" | "ball" => {
                 let p = self.pred(g("COMP1"), g("INV1") != 0);
                 let m = self.true_mask();
-                let kind = if ins.encoding == "bany" { InstKind::VoteAny } else { InstKind::VoteAll };
+                let kind = if ins.encoding == "bany" {
+                    InstKind::VoteAny
+                } else {
+                    InstKind::VoteAll
+                };
                 let c = self.ins(kind, &[m, p]);
                 self.branch_pcs(c, target, next)?;
             }

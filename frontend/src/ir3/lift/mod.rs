@@ -106,7 +106,11 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     let plan = flow::plan(words)?;
     let mut k = Kernel::new(format!(
         "ir3 ({} regs)",
-        if cfg.merged_regs { "merged" } else { "separate half" }
+        if cfg.merged_regs {
+            "merged"
+        } else {
+            "separate half"
+        }
     ));
     k.shared_size = cfg.shared_size;
     k.private_size = layout::GUEST_PRIVATE + cfg.private_size;
@@ -115,7 +119,9 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     let mut block_of: Vec<Option<Block>> = vec![None; n];
     let mut extra: Vec<Vec<Block>> = vec![Vec::new(); n];
     for pc in 0..n {
-        let Some(ins) = &plan.instrs[pc] else { continue };
+        let Some(ins) = &plan.instrs[pc] else {
+            continue;
+        };
         if plan.leader[pc] {
             block_of[pc] = Some(k.add_block());
         }
@@ -138,7 +144,9 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     l.init_registers();
     l.goto(0)?;
     for pc in 0..n {
-        let Some(ins) = plan.instrs[pc].clone() else { continue };
+        let Some(ins) = plan.instrs[pc].clone() else {
+            continue;
+        };
         l.pc = pc as u64;
         if plan.leader[pc] {
             if l.open {
@@ -282,5 +290,31 @@ pub(crate) fn a630_mode(half: bool, sat: bool) -> FloatMode {
         round: wavejit_ir::Round::NearestEven,
         sat,
         flags: false,
+    }
+}
+
+impl Lifter<'_> {
+    fn lift_instr(&mut self, ins: &Instr) -> Result<(), LiftError> {
+        let reps = u32::from(ins.repeat) + 1;
+        match ins.cat {
+            0 => self.lift_flow(ins),
+            1 if ins.encoding == "movmsk" => self.lift_cat1(ins, 0),
+            1..=4 => {
+                // (rptN): N+1 iterations; the destination advances every time,
+                // sources marked (r) too.
+                for i in 0..reps {
+                    match ins.cat {
+                        1 => self.lift_cat1(ins, i)?,
+                        2 => self.lift_cat2(ins, i)?,
+                        3 => self.lift_cat3(ins, i)?,
+                        _ => self.lift_cat4(ins, i)?,
+                    }
+                }
+                Ok(())
+            }
+            5 => self.lift_cat5(ins),
+            6 => self.lift_cat6(ins),
+            _ => self.lift_cat7(ins),
+        }
     }
 }

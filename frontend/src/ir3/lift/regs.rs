@@ -263,7 +263,13 @@ impl Lifter<'_> {
 
     /// Reads source `op` for repeat iteration `i` as raw bits: `i16` for half
     /// operands, `i32` otherwise. Modifiers are left to the caller.
-    pub(crate) fn src(&mut self, ins: &Instr, op: &Operand, i: u32, a: As) -> Result<Value, LiftError> {
+    pub(crate) fn src(
+        &mut self,
+        ins: &Instr,
+        op: &Operand,
+        i: u32,
+        a: As,
+    ) -> Result<Value, LiftError> {
         let inc = if op.repeat_inc { i } else { 0 };
         let half = op.half || a.half;
         Ok(match op.kind {
@@ -271,7 +277,11 @@ impl Lifter<'_> {
                 let r = u32::from(r) + inc;
                 if (P0..P0 + 4).contains(&r) || r == A0 || r == A1 {
                     let v = self.read_full(r);
-                    if half { self.resize(v, Type::I16, false) } else { v }
+                    if half {
+                        self.resize(v, Type::I16, false)
+                    } else {
+                        v
+                    }
                 } else {
                     self.read_reg(r, op.half)
                 }
@@ -300,7 +310,9 @@ impl Lifter<'_> {
             }
             OperandKind::Flut(idx) => {
                 let Some(&(f32b, f16b)) = FLUT.get(usize::from(idx)) else {
-                    return Err(self.malformed(ins, format!("float table index {idx} is undefined")));
+                    return Err(
+                        self.malformed(ins, format!("float table index {idx} is undefined"))
+                    );
                 };
                 if half {
                     self.iconst(Type::I16, u64::from(f16b))
@@ -309,14 +321,22 @@ impl Lifter<'_> {
                 }
             }
             OperandKind::ConstA1(_) | OperandKind::Other { .. } => {
-                return Err(self.malformed(ins, format!("operand {:?} cannot be read here", op.kind)));
+                return Err(
+                    self.malformed(ins, format!("operand {:?} cannot be read here", op.kind))
+                );
             }
         })
     }
 
     /// Writes `v` to destination `op` at repeat iteration `i`. p0 gets 0/1, a0.x
     /// the sign-extended low 16 bits, a1.x the zero-extended ones.
-    pub(crate) fn dst(&mut self, ins: &Instr, op: &Operand, i: u32, v: Value) -> Result<(), LiftError> {
+    pub(crate) fn dst(
+        &mut self,
+        ins: &Instr,
+        op: &Operand,
+        i: u32,
+        v: Value,
+    ) -> Result<(), LiftError> {
         match op.kind {
             OperandKind::Gpr(r) => {
                 let r = u32::from(r) + i;
@@ -339,8 +359,15 @@ impl Lifter<'_> {
                     self.write_full(r, v);
                 }
             }
-            OperandKind::RelGpr(off) => self.write_rel_reg(i64::from(off) + i64::from(i), op.half, v),
-            _ => return Err(self.malformed(ins, format!("destination {:?} cannot be written here", op.kind))),
+            OperandKind::RelGpr(off) => {
+                self.write_rel_reg(i64::from(off) + i64::from(i), op.half, v)
+            }
+            _ => {
+                return Err(self.malformed(
+                    ins,
+                    format!("destination {:?} cannot be written here", op.kind),
+                ));
+            }
         }
         Ok(())
     }
@@ -352,24 +379,48 @@ impl Lifter<'_> {
     pub(crate) fn resize(&mut self, v: Value, to: Type, signed: bool) -> Value {
         let from = self.ty(v);
         let from_i = from.as_int();
-        let v = if from.is_float() { self.bitcast(v, from_i) } else { v };
+        let v = if from.is_float() {
+            self.bitcast(v, from_i)
+        } else {
+            v
+        };
         let to_i = to.as_int();
         let r = if from_i.bits() == to_i.bits() {
             v
         } else if from_i.bits() < to_i.bits() {
-            let op = if signed && from_i != Type::I1 { CastOp::Sext } else { CastOp::Zext };
+            let op = if signed && from_i != Type::I1 {
+                CastOp::Sext
+            } else {
+                CastOp::Zext
+            };
             self.ins(InstKind::Cast { op, to: to_i }, &[v])
         } else {
-            self.ins(InstKind::Cast { op: CastOp::Trunc, to: to_i }, &[v])
+            self.ins(
+                InstKind::Cast {
+                    op: CastOp::Trunc,
+                    to: to_i,
+                },
+                &[v],
+            )
         };
-        if to.is_float() { self.bitcast(r, to) } else { r }
+        if to.is_float() {
+            self.bitcast(r, to)
+        } else {
+            r
+        }
     }
 
     pub(crate) fn bitcast(&mut self, v: Value, to: Type) -> Value {
         if self.ty(v) == to {
             return v;
         }
-        self.ins(InstKind::Cast { op: CastOp::Bitcast, to }, &[v])
+        self.ins(
+            InstKind::Cast {
+                op: CastOp::Bitcast,
+                to,
+            },
+            &[v],
+        )
     }
 
     pub(crate) fn malformed(&self, ins: &Instr, what: String) -> LiftError {

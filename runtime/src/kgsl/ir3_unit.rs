@@ -1,0 +1,158 @@
+//! The compute unit behind CP_EXEC_CS: lifts the ir3 kernel at SP_CS_BASE into
+//! the wavejit IR (cached by content: shader bytes + the state the lift depends
+//! on, never by address) and runs it on the JIT (which itself falls back to the
+//! interpreter for kernels it cannot take).
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use wavejit_frontend::ir3::lift::{self, CONST_BYTES, LiftConfig, UniformLayout};
+use wavejit_ir::{Dispatch, Engine, Kernel};
+use wavejit_jit::Jit;
+
+use super::pm4::{ComputeError, ComputeUnit, CsDispatch};
+use crate::memory::AddressSpace;
+
+/// Environment override forcing MERGEDREGS aliasing for clients (tinygrad 0.14.0)
+/// that launch merged-register kernels with SP_CS_CNTL_0.MERGEDREGS clear.
+pub const MERGEDREGS_ENV: &str = "WAVEJIT_IR3_MERGEDREGS";
+
+/// Runs lifted ir3 kernels.
+pub struct Ir3Unit {
+    jit: Jit,
+    cache: HashMap<(u64, LiftConfig), Vec<(Vec<u64>, Arc<Kernel>)>>,
+    force_merged: bool,
+}
+
+impl Default for Ir3Unit {
+    fn default() -> Self {
+        Ir3Unit::new(std::env::var(MERGEDREGS_ENV).is_ok_and(|v| v == "1"))
+    }
+}
+
+impl Ir3Unit {
+    /// `force_merged`: alias half registers onto full ones even when the
+    /// dispatch's MERGEDREGS bit is clear.
+    pub fn new(force_merged: bool) -> Ir3Unit {
+        Ir3Unit {
+            jit: Jit::default(),
+            cache: HashMap::new(),
+            force_merged,
+        }
+    }
+
+    /// How many distinct kernels were lifted so far.
+    pub fn lifted_count(&self) -> usize {
+        self.cache.values().map(Vec::len).sum()
+    }
+
+    fn kernel(
+        &mut self,
+        words: Vec<u64>,
+        cfg: &LiftConfig,
+    ) -> Result<Arc<Kernel>, lift::LiftError> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        words.hash(&mut h);
+        let key = (h.finish(), cfg.clone());
+        if let Some(k) = self
+            .cache
+            .get(&key)
+            .and_then(|v| v.iter().find(|(w, _)| *w == words))
+        {
+            return Ok(k.1.clone());
+        }
+        let k = Arc::new(lift::lift(&words, cfg)?);
+        self.cache.entry(key).or_default().push((words, k.clone()));
+        Ok(k)
+    }
+}
+
+/// The uniform image: const file, then the descriptors CP_LOAD_STATE6 loaded,
+/// then the descriptor base registers.
+fn uniforms(d: &CsDispatch) -> (Vec<u8>, UniformLayout) {
+    let mut u: Vec<u8> = Vec::with_capacity(CONST_BYTES as usize + 1024);
+    for c in d.state.consts.iter().take(CONST_BYTES as usize / 4) {
+        u.extend_from_slice(&c.to_le_bytes());
+    }
+    u.resize(CONST_BYTES as usize, 0);
+    let mut l = UniformLayout::default();
+    let words = |u: &mut Vec<u8>, w: &[u32]| {
+        for x in w {
+            u.extend_from_slice(&x.to_le_bytes());
+        }
+    };
+    l.tex_off = u.len() as u32;
+    l.tex_count = d.state.textures.len() as u32;
+    for t in &d.state.textures {
+        words(&mut u, t);
+    }
+    l.samp_off = u.len() as u32;
+    l.samp_count = d.state.samplers.len() as u32;
+    for s in &d.state.samplers {
+        words(&mut u, s);
+    }
+    l.uav_off = u.len() as u32;
+    l.uav_count = d.state.uavs.len() as u32;
+    for s in &d.state.uavs {
+        words(&mut u, s);
+    }
+    l.ubo_off = u.len() as u32;
+    l.ubo_count = d.state.ubos.len() as u32;
+    for b in &d.state.ubos {
+        u.extend_from_slice(&b.to_le_bytes());
+    }
+    // 8-byte aligned info block.
+    while u.len() % 8 != 0 {
+        u.push(0);
+    }
+    l.info_off = u.len() as u32;
+    u.extend_from_slice(&d.texmemobj_base.to_le_bytes());
+    u.extend_from_slice(&d.uav_base.to_le_bytes());
+    (u, l)
+}
+
+impl ComputeUnit for Ir3Unit {
+    fn exec_cs(&mut self, d: &CsDispatch, mem: &AddressSpace) -> Result<(), ComputeError> {
+        let merged = d.merged_regs || self.force_merged;
+        let mode = match (d.merged_regs, self.force_merged) {
+            (true, _) => "merged registers (SP_CS_CNTL_0.MERGEDREGS set)",
+            (false, true) => {
+                "merged registers (forced by WAVEJIT_IR3_MERGEDREGS=1; MERGEDREGS bit clear)"
+            }
+            (false, false) => "separate half registers (SP_CS_CNTL_0.MERGEDREGS clear)",
+        };
+        let where_ = format!("ir3 kernel at {:#x}, {mode}", d.shader_addr);
+        let bytes = mem
+            .read_bytes(d.shader_addr, d.shader_len as usize)
+            .map_err(|e| ComputeError(format!("{where_}: shader unreadable: {e}")))?;
+        let words: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        let (uniforms, layout) = uniforms(d);
+        let cfg = LiftConfig {
+            merged_regs: merged,
+            const_demotion: d.const_demotion,
+            local_id_regid: d.local_id_regid,
+            workgroup_id_regid: d.workgroup_id_regid,
+            linear_local_id_regid: d.linear_local_id_regid,
+            private_size: d.private_size,
+            shared_size: d.shared_size,
+            uniforms: layout,
+        };
+        let kernel = self
+            .kernel(words, &cfg)
+            .map_err(|e| ComputeError(format!("{where_}: {e}")))?;
+        let dispatch = Dispatch {
+            workgroups: d.groups,
+            workgroup_size: d.local_size,
+            wave_size: d.wave_size,
+            uniforms,
+            step_limit: wavejit_ir::dispatch::DEFAULT_STEP_LIMIT,
+        };
+        self.jit
+            .run(&kernel, &dispatch, mem)
+            .map_err(|f| ComputeError(format!("{where_}: {f} (guest pc = ir3 instruction index)")))
+    }
+}

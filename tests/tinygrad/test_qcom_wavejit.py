@@ -1,0 +1,156 @@
+"""tinygrad 0.14.0 (DEV=QCOM:IR3) on wavejit through the LD_PRELOAD KGSL shim.
+
+Run from the repo root:
+  LD_PRELOAD=$PWD/target/release/libwavejit_kgsl.so DEV=QCOM:IR3 \
+    /work/venv-tg/bin/python -m pytest -q tests/tinygrad/test_qcom_wavejit.py
+Only tinygrad's public API is used; every result is compared with numpy.
+"""
+import os
+
+import numpy as np
+import pytest
+from tinygrad import Tensor, TinyJit, dtypes, Device
+
+pytestmark = pytest.mark.skipif(not Device.DEFAULT.startswith("QCOM"), reason="needs DEV=QCOM:IR3 and the wavejit shim")
+
+rng = np.random.default_rng(1234)
+
+
+def f32(*shape):
+  return rng.standard_normal(shape).astype(np.float32)
+
+
+def close(a, b, rtol=1e-5, atol=1e-6):
+  np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+def test_add_mul_scalar():
+  close((Tensor([1., 2., 3., 4.]) * 2 + 1).numpy(), np.array([3, 5, 7, 9], np.float32))
+
+
+def test_elementwise_f32():
+  a, b = f32(37, 19), f32(37, 19)
+  ta, tb = Tensor(a), Tensor(b)
+  close((ta + tb).numpy(), a + b)
+  close((ta * tb - ta).numpy(), a * b - a)
+  close((ta / (tb.abs() + 1)).numpy(), a / (np.abs(b) + 1), rtol=1e-6)
+  close(ta.maximum(tb).numpy(), np.maximum(a, b))
+  close(ta.minimum(tb).numpy(), np.minimum(a, b))
+  close((-ta).numpy(), -a)
+
+
+def test_elementwise_f16():
+  a, b = f32(64).astype(np.float16), f32(64).astype(np.float16)
+  out = (Tensor(a) * Tensor(b) + Tensor(a)).numpy()
+  assert out.dtype == np.float16
+  close(out.astype(np.float32), (a * b + a).astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_elementwise_int32():
+  a = rng.integers(-1000, 1000, 100).astype(np.int32)
+  b = rng.integers(1, 50, 100).astype(np.int32)
+  ta, tb = Tensor(a), Tensor(b)
+  np.testing.assert_equal((ta + tb).numpy(), a + b)
+  np.testing.assert_equal((ta * tb).numpy(), a * b)
+  np.testing.assert_equal((ta // tb).numpy(), (np.trunc(a / b)).astype(np.int32))
+  np.testing.assert_equal((ta & 0xff).numpy(), a & 0xff)
+  np.testing.assert_equal((ta << 3).numpy(), a << 3)
+  np.testing.assert_equal(ta.maximum(tb).numpy(), np.maximum(a, b))
+
+
+def test_int32_mul_wraps():
+  a = np.array([123456789, -987654321, 2**31 - 1, 65537], np.int32)
+  b = np.array([987, 12345, 3, 65537], np.int32)
+  np.testing.assert_equal((Tensor(a) * Tensor(b)).numpy(), (a.astype(np.int64) * b).astype(np.int32))
+
+
+def test_uint8():
+  a = rng.integers(0, 256, 77).astype(np.uint8)
+  b = rng.integers(0, 256, 77).astype(np.uint8)
+  np.testing.assert_equal((Tensor(a) + Tensor(b)).numpy(), a + b)
+  np.testing.assert_equal(Tensor(a).cast(dtypes.float32).numpy(), a.astype(np.float32))
+
+
+def test_bool_and_where():
+  a, b = f32(50), f32(50)
+  ta, tb = Tensor(a), Tensor(b)
+  np.testing.assert_equal((ta < tb).numpy(), a < b)
+  np.testing.assert_equal(((ta < tb) & (ta > 0)).numpy(), (a < b) & (a > 0))
+  close((ta < tb).where(ta, tb).numpy(), np.where(a < b, a, b))
+
+
+def test_casts():
+  a = f32(64) * 100
+  np.testing.assert_equal(Tensor(a).cast(dtypes.int32).numpy(), a.astype(np.int32))
+  i = rng.integers(-(2**24), 2**24, 64).astype(np.int32)
+  close(Tensor(i).cast(dtypes.float32).numpy(), i.astype(np.float32))
+  h = Tensor(a).cast(dtypes.float16).numpy()
+  assert h.dtype == np.float16
+  close(h.astype(np.float32), a.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_reductions():
+  a = f32(33, 65)
+  t = Tensor(a)
+  close(t.sum().numpy(), a.sum(), rtol=1e-4, atol=1e-4)
+  close(t.sum(axis=1).numpy(), a.sum(axis=1), rtol=1e-4, atol=1e-4)
+  close(t.max(axis=0).numpy(), a.max(axis=0))
+  np.testing.assert_equal(t.argmax(axis=1).numpy(), a.argmax(axis=1))
+
+
+def test_matmul():
+  a, b = f32(31, 47), f32(47, 23)
+  close((Tensor(a) @ Tensor(b)).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d():
+  x, w = f32(2, 3, 12, 12), f32(4, 3, 3, 3)
+  out = Tensor(x).conv2d(Tensor(w), padding=1).numpy()
+  xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+  ref = np.zeros((2, 4, 12, 12), np.float32)
+  for i in range(3):
+    for j in range(3):
+      ref += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 12, j:j + 12], w[:, :, i, j])
+  close(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_softmax():
+  a = f32(8, 40)
+  e = np.exp(a - a.max(axis=1, keepdims=True))
+  close(Tensor(a).softmax(axis=1).numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_transcendental():
+  a = np.abs(f32(100)) + 0.1
+  t = Tensor(a)
+  close(t.exp().numpy(), np.exp(a), rtol=1e-5)
+  close(t.log().numpy(), np.log(a), rtol=1e-5, atol=1e-6)
+  close(t.sqrt().numpy(), np.sqrt(a), rtol=1e-6)
+  close(t.sin().numpy(), np.sin(a), rtol=1e-5, atol=1e-5)
+
+
+def test_cumsum():
+  a = f32(5, 70)
+  close(Tensor(a).cumsum(axis=1).numpy(), np.cumsum(a, axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_gather():
+  a = f32(10, 6)
+  idx = rng.integers(0, 10, 15).astype(np.int32)
+  close(Tensor(a)[Tensor(idx)].numpy(), a[idx])
+
+
+def test_tinyjit_repeated():
+  @TinyJit
+  def f(x, y):
+    return (x * y + 1).realize()
+
+  for _ in range(4):
+    a, b = f32(128), f32(128)
+    close(f(Tensor(a), Tensor(b)).numpy(), a * b + 1)
+
+
+@pytest.mark.skipif(os.environ.get("IMAGE") is None, reason="IMAGE=1 selects tinygrad's image paths")
+def test_image_paths():
+  a, b = f32(4, 16), f32(16, 8)
+  close((Tensor(a) @ Tensor(b)).relu().numpy(), np.maximum(a @ b, 0), rtol=1e-3, atol=1e-3)
