@@ -35,6 +35,7 @@ mod asm;
 mod engine;
 mod float;
 mod instr;
+pub mod lift;
 mod spec;
 #[allow(clippy::all, clippy::pedantic, clippy::nursery)]
 #[rustfmt::skip]
