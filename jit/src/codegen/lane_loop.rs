@@ -158,8 +158,11 @@ impl Lower<'_, '_> {
         self.def(r, x)
     }
 
-    /// Float instructions: through `semantics::eval_pure` for now.
+    /// Float and rare instructions: inline fast paths, else `semantics::eval_pure`.
     fn float_inst(&mut self, inst: wavejit_ir::Inst) -> Result<(), JitError> {
+        if self.float_inline(inst)? {
+            return Ok(());
+        }
         self.call_pure(inst)
     }
 }

@@ -4,6 +4,7 @@
 //! runs as a loop over the listed lanes. Inside a run a lane's values are SSA
 //! values; values that other runs read go through the register slab.
 
+mod float;
 mod int;
 mod lane_loop;
 mod mem;

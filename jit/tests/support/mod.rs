@@ -122,17 +122,14 @@ pub fn run_on(
 
 /// JIT configurations every comparison runs: batch widths and thread counts.
 pub fn jit_configs() -> Vec<JitConfig> {
-    let mut v = Vec::new();
-    for batch_lanes in [1, 64, 256] {
-        for threads in [1, 3] {
-            v.push(JitConfig {
-                batch_lanes,
-                threads,
-                interp_below: 0,
-            });
-        }
-    }
-    v
+    [(1, 1), (8, 2), (64, 3), (256, 1)]
+        .into_iter()
+        .map(|(batch_lanes, threads)| JitConfig {
+            batch_lanes,
+            threads,
+            interp_below: 0,
+        })
+        .collect()
 }
 
 /// Runs `kernel` on the interpreter and on the JIT in every configuration;
