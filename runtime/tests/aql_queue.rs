@@ -268,3 +268,31 @@ fn producer_without_doorbell_is_seen_by_polling() {
     q.write_packet(id, &one(k, Some(&s)));
     wait_eq(&s, 0);
 }
+
+#[test]
+fn every_fence_scope_combination_runs() {
+    use wavejit_runtime::aql::FenceScope;
+    let agent = interp_agent();
+    let k = noop(&agent);
+    let q = queue(&agent, 16, Processing::Manual);
+    let scopes = [FenceScope::None, FenceScope::Agent, FenceScope::System];
+    let count = Signal::new(9);
+    for acquire in scopes {
+        for release in scopes {
+            let mut p = match one(k, Some(&count)) {
+                Packet::KernelDispatch(p) => p,
+                other => panic!("{other:?}"),
+            };
+            p.header = Header {
+                ty: PacketType::KernelDispatch,
+                barrier: false,
+                acquire,
+                release,
+            }
+            .bits();
+            q.submit(&Packet::KernelDispatch(p)).expect("submit");
+        }
+    }
+    assert_eq!(q.process(), Outcome::Idle);
+    assert_eq!(count.load(Ordering::Acquire), 0);
+}

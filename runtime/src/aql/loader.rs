@@ -147,3 +147,40 @@ impl IsaBackend for IrTextBackend {
         })
     }
 }
+
+/// A backend from a closure, for plugging a lifter in without a new type:
+///
+/// ```ignore
+/// agent.register_backend(Arc::new(FnBackend::new(Isa::Agx, |obj| {
+///     let kernel = wavejit_frontend::agx::lift(obj.code, obj.desc.entry)?; // map the error
+///     let mut uniforms = UniformLayout::default();
+///     uniforms.push(UniformSource::Kernargs { len: obj.desc.kernarg_size }, 16);
+///     Ok(LoadedKernel { kernel, uniforms, wave_size: 32 })
+/// })));
+/// ```
+pub struct FnBackend<F> {
+    isa: Isa,
+    load: F,
+}
+
+impl<F> FnBackend<F>
+where
+    F: Fn(CodeObjectRef<'_>) -> Result<LoadedKernel, AqlError> + Send + Sync,
+{
+    pub fn new(isa: Isa, load: F) -> FnBackend<F> {
+        FnBackend { isa, load }
+    }
+}
+
+impl<F> IsaBackend for FnBackend<F>
+where
+    F: Fn(CodeObjectRef<'_>) -> Result<LoadedKernel, AqlError> + Send + Sync,
+{
+    fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    fn load(&self, object: CodeObjectRef<'_>) -> Result<LoadedKernel, AqlError> {
+        (self.load)(object)
+    }
+}

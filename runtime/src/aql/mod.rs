@@ -31,7 +31,7 @@ pub mod status;
 pub use agent::{Agent, AgentConfig, KernelObject};
 pub use code_object::{ArgAbi, CODE_OBJECT_MAGIC, CODE_OBJECT_VERSION, CodeObject, Isa};
 pub use loader::{
-    CodeObjectRef, IrTextBackend, IsaBackend, LoadedKernel, UniformItem, UniformLayout,
+    CodeObjectRef, FnBackend, IrTextBackend, IsaBackend, LoadedKernel, UniformItem, UniformLayout,
     UniformSource,
 };
 pub use packet::{
