@@ -1,12 +1,12 @@
 //! C ABI of the AQL frontend; declarations in `runtime/include/wavejit_aql.h`
 //! (checked against this file by `runtime/tests/aql_c_header.rs`).
 //!
-//! Agents and queues are validated through registries before use (an unknown
-//! pointer gives WJ_AQL_STATUS_ERROR_INVALID_AGENT/QUEUE-style statuses), except
-//! the hot index operations, which work directly on the `amd_queue_t`-compatible
-//! descriptor like their HSA counterparts. Signals are handles (`uint64_t`);
-//! value operations on a handle that is not a live signal do nothing and return
-//! `INT64_MIN`.
+//! Agents and queues are looked up in registries before use (an unknown agent
+//! gives INVALID_ARGUMENT, an unknown queue INVALID_QUEUE), except the hot index
+//! operations, which work directly on the `amd_queue_t`-compatible descriptor like
+//! their HSA counterparts (the caller guarantees a live queue). Signals are handles
+//! (`uint64_t`); value operations on a handle that is not a live signal do nothing
+//! and return `INT64_MIN`. Callbacks must not destroy their own queue.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};

@@ -116,7 +116,9 @@ pub(crate) fn advance(q: &Arc<QueueInner>) -> Outcome {
         if header.acquire != FenceScope::None {
             fence(Ordering::Acquire);
         }
-        let raw = q.ring.read(read);
+        let mut raw = q.ring.read(read);
+        // The header word as acquired, even if a misbehaving producer rewrote it.
+        raw[..4].copy_from_slice(&word.to_le_bytes());
         match header.ty {
             PacketType::KernelDispatch => {
                 let p = KernelDispatchPacket::from_bytes(&raw);
