@@ -405,3 +405,50 @@ fn kernarg_outside_global_memory_is_a_memory_fault() {
         Status::INVALID_ARGUMENT,
     );
 }
+
+/// Random packets (xorshift, fixed seed): the processor never panics, and each
+/// either runs (barriers on zero handles) or stops the queue with a known status.
+#[test]
+fn random_packets_give_statuses_not_panics() {
+    let agent = interp_agent();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let known = [
+        Status::INVALID_PACKET_FORMAT,
+        Status::INCOMPATIBLE_ARGUMENTS,
+        Status::INVALID_ARGUMENT,
+        Status::INVALID_ALLOCATION,
+        Status::OUT_OF_RESOURCES,
+        Status::INVALID_CODE_OBJECT,
+        Status::INVALID_SIGNAL,
+    ];
+    let mut errors = 0;
+    for round in 0..400 {
+        let mut bytes = [0u8; 64];
+        for chunk in bytes.chunks_exact_mut(8) {
+            chunk.copy_from_slice(&next().to_le_bytes());
+        }
+        // Mostly valid-looking types so that field checks are reached too.
+        bytes[0] = (next() % 7) as u8;
+        if round % 3 == 0 {
+            bytes[8..56].fill(0);
+        }
+        let q = queue(&agent, 2, Processing::Manual);
+        q.submit(&Packet::Raw(bytes)).expect("submit");
+        match q.process() {
+            Outcome::Error => {
+                errors += 1;
+                let e = q.error().expect("error");
+                assert!(known.contains(&e.status), "round {round}: {e:?}");
+            }
+            Outcome::Idle | Outcome::Dependencies { .. } | Outcome::Stalled { .. } => {}
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    assert!(errors > 200, "{errors}");
+}
