@@ -359,7 +359,7 @@ impl AgentInner {
         let mut uniforms = loaded.uniforms.clone();
         let mut kernel = if guarded {
             let grid_offset = uniforms.push(UniformSource::GridSize, 16);
-            guard_grid(&loaded.kernel, grid_offset)
+            guard_grid(&loaded.kernel, grid_offset)?
         } else {
             loaded.kernel.clone()
         };

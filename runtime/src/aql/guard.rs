@@ -7,6 +7,7 @@
 //! The grid size is read from the uniform space (3 × u32 at `grid_offset`), so one
 //! wrapped kernel serves every grid and the JIT compiles it once.
 
+use super::status::{AqlError, Status};
 use wavejit_ir::{
     AddrSpace, Block, BlockCall, Builtin, CastOp, IBinOp, InstKind, IntCC, Kernel, MemAccess,
     Terminator, Type, ValueDef,
@@ -24,7 +25,7 @@ fn shift_call(c: &mut BlockCall) {
 /// against the grid size and either continues at the old entry (now block 1) or
 /// jumps to a new exit block at the end. Relative block order is kept, so the
 /// "lowest pc first" schedule of the original blocks is unchanged.
-pub fn guard_grid(kernel: &Kernel, grid_offset: u32) -> Kernel {
+pub fn guard_grid(kernel: &Kernel, grid_offset: u32) -> Result<Kernel, AqlError> {
     let mut k = kernel.clone();
     let old: Vec<_> = k.blocks.values().cloned().collect();
     k.blocks.clear();
@@ -60,10 +61,10 @@ pub fn guard_grid(kernel: &Kernel, grid_offset: u32) -> Kernel {
 
     let mut inside = None;
     for dim in 0..3u8 {
-        let ok = lane_inside(&mut k, guard, dim, grid_offset + 4 * u32::from(dim));
+        let ok = lane_inside(&mut k, guard, dim, grid_offset + 4 * u32::from(dim))?;
         inside = Some(match inside {
             None => ok,
-            Some(acc) => ins(&mut k, guard, InstKind::IBinary(IBinOp::And), &[acc, ok]),
+            Some(acc) => ins(&mut k, guard, InstKind::IBinary(IBinOp::And), &[acc, ok])?,
         });
     }
     let body = Block::from_u32(1);
@@ -78,7 +79,7 @@ pub fn guard_grid(kernel: &Kernel, grid_offset: u32) -> Kernel {
         ),
         None => k.set_terminator(guard, Terminator::Jump(BlockCall::new(body, &[]))),
     }
-    k
+    Ok(k)
 }
 
 fn ins(
@@ -86,15 +87,24 @@ fn ins(
     block: Block,
     kind: InstKind,
     args: &[wavejit_ir::Value],
-) -> wavejit_ir::Value {
+) -> Result<wavejit_ir::Value, AqlError> {
     let inst = k.append_inst(block, kind, args);
-    // Signatures of the few kinds used here always give one result.
-    k.insts[inst].results[0]
+    k.insts[inst].results.first().copied().ok_or_else(|| {
+        AqlError::new(
+            Status::INVALID_CODE_OBJECT,
+            format!("grid guard of `{}`: {inst} has no result", k.name),
+        )
+    })
 }
 
 /// `(workgroup_id * workgroup_size + local_id) < grid[dim]`, in 64 bits so that
 /// grids near 2^32 work-items do not wrap.
-fn lane_inside(k: &mut Kernel, b: Block, dim: u8, offset: u32) -> wavejit_ir::Value {
+fn lane_inside(
+    k: &mut Kernel,
+    b: Block,
+    dim: u8,
+    offset: u32,
+) -> Result<wavejit_ir::Value, AqlError> {
     let wide = |k: &mut Kernel, v| {
         ins(
             k,
@@ -106,9 +116,9 @@ fn lane_inside(k: &mut Kernel, b: Block, dim: u8, offset: u32) -> wavejit_ir::Va
             &[v],
         )
     };
-    let wg = ins(k, b, InstKind::Builtin(Builtin::WorkgroupId(dim)), &[]);
-    let size = ins(k, b, InstKind::Builtin(Builtin::WorkgroupSize(dim)), &[]);
-    let local = ins(k, b, InstKind::Builtin(Builtin::LocalId(dim)), &[]);
+    let wg = ins(k, b, InstKind::Builtin(Builtin::WorkgroupId(dim)), &[])?;
+    let size = ins(k, b, InstKind::Builtin(Builtin::WorkgroupSize(dim)), &[])?;
+    let local = ins(k, b, InstKind::Builtin(Builtin::LocalId(dim)), &[])?;
     let off = ins(
         k,
         b,
@@ -117,7 +127,7 @@ fn lane_inside(k: &mut Kernel, b: Block, dim: u8, offset: u32) -> wavejit_ir::Va
             bits: u64::from(offset),
         },
         &[],
-    );
+    )?;
     let grid = ins(
         k,
         b,
@@ -130,10 +140,15 @@ fn lane_inside(k: &mut Kernel, b: Block, dim: u8, offset: u32) -> wavejit_ir::Va
             align: 4,
         }),
         &[off],
+    )?;
+    let (wg, size, local, grid) = (
+        wide(k, wg)?,
+        wide(k, size)?,
+        wide(k, local)?,
+        wide(k, grid)?,
     );
-    let (wg, size, local, grid) = (wide(k, wg), wide(k, size), wide(k, local), wide(k, grid));
-    let base = ins(k, b, InstKind::IBinary(IBinOp::Mul), &[wg, size]);
-    let id = ins(k, b, InstKind::IBinary(IBinOp::Add), &[base, local]);
+    let base = ins(k, b, InstKind::IBinary(IBinOp::Mul), &[wg, size])?;
+    let id = ins(k, b, InstKind::IBinary(IBinOp::Add), &[base, local])?;
     ins(k, b, InstKind::Icmp(IntCC::Ult), &[id, grid])
 }
 
@@ -161,7 +176,10 @@ block2:
         let Ok(k) = k else {
             panic!("parse: {k:?}");
         };
-        let g = guard_grid(&k, 32);
+        let g = guard_grid(&k, 32).map_err(|e| e.to_string());
+        let Ok(g) = g else {
+            panic!("guard: {g:?}");
+        };
         assert_eq!(
             wavejit_ir::verify::verify(&g).map_err(|e| e.to_string()),
             Ok(())
