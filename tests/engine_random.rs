@@ -74,6 +74,9 @@ struct Gen {
     trace_used: u32,
     /// Lanes per workgroup (for the shared exchange).
     lanes: u32,
+    /// Also generate statements that make some lanes fault.
+    faulty: bool,
+    next_trap: u32,
 }
 
 const INT_OPS: [IBinOp; 25] = [
@@ -198,6 +201,9 @@ impl Gen {
     }
 
     fn stmt(&mut self) {
+        if self.faulty && self.rng.chance(6) {
+            return self.fault_stmt();
+        }
         match self.rng.below(100) {
             0..=24 => self.int_op(),
             25..=31 => self.unary_op(),
@@ -542,6 +548,102 @@ impl Gen {
         self.enter(exit, &ep);
     }
 
+    /// Something that faults in some lanes only: a conditional trap, a load or
+    /// store indexed past the 64-word input, a conditionally misaligned load, or
+    /// a loop whose per-lane trip count can exceed the step limit.
+    fn fault_stmt(&mut self) {
+        match self.rng.below(5) {
+            0 | 1 => {
+                let c = self.cond();
+                let code = self.next_trap;
+                self.next_trap += 1;
+                let (a, ap) = self.block(0);
+                let (bb, bp) = self.block(0);
+                let ((trap, tp), (cont, cp)) = if self.rng.chance(50) {
+                    ((a, ap), (bb, bp))
+                } else {
+                    ((bb, bp), (a, ap))
+                };
+                let t = self.call_with_regs(trap, &[]);
+                let o = self.call_with_regs(cont, &[]);
+                self.kernel.set_terminator(
+                    self.cur,
+                    Terminator::Branch {
+                        cond: c,
+                        then: t,
+                        otherwise: o,
+                    },
+                );
+                self.enter(trap, &tp);
+                self.ins(InstKind::Trap { code }, &[]);
+                let j = self.call_with_regs(cont, &[]);
+                self.kernel.set_terminator(self.cur, Terminator::Jump(j));
+                self.enter(cont, &cp);
+            }
+            2 => {
+                // Loads may land inside the input; stores never do (lanes
+                // storing where others load would race, and racy results are
+                // schedule-dependent), so a store always faults.
+                let v = self.reg();
+                let bits = self.rng.pick(&[127u32, 0x3ff, 0xffff]);
+                let m = self.k32(bits);
+                let ix = self.ins(InstKind::IBinary(IBinOp::And), &[v, m]);
+                let store_it = self.rng.chance(30);
+                let x = self.reg();
+                let mut b = Builder::new(&mut self.kernel, self.cur);
+                let base = buffer(&mut b, 0);
+                if store_it {
+                    let past = c32(&mut b, INPUT_WORDS);
+                    let ix = bin(&mut b, IBinOp::Add, ix, past);
+                    let addr = elem(&mut b, base, ix, 4);
+                    store(&mut b, AddrSpace::Global, addr, x);
+                } else {
+                    let addr = elem(&mut b, base, ix, 4);
+                    let y = load(&mut b, AddrSpace::Global, Type::I32, addr);
+                    self.set_reg(y);
+                }
+            }
+            3 => {
+                let v = self.reg();
+                let two = self.k32(2);
+                let off = self.ins(InstKind::IBinary(IBinOp::And), &[v, two]);
+                let mut b = Builder::new(&mut self.kernel, self.cur);
+                let base = buffer(&mut b, 0);
+                let wide = zext64(&mut b, off);
+                let addr = bin(&mut b, IBinOp::Add, base, wide);
+                let y = load(&mut b, AddrSpace::Global, Type::I32, addr);
+                self.set_reg(y);
+            }
+            _ => {
+                // A loop with an empty body and a trip count of up to 4095.
+                let v = self.reg();
+                let m = self.k32(0xfff);
+                let trip = self.ins(InstKind::IBinary(IBinOp::And), &[v, m]);
+                let (head, hp) = self.block(1);
+                let (exit, ep) = self.block(0);
+                let zero = self.k32(0);
+                let j = self.call_with_regs(head, &[zero]);
+                self.kernel.set_terminator(self.cur, Terminator::Jump(j));
+                self.enter(head, &hp);
+                let i = hp[REGS];
+                let one = self.k32(1);
+                let i2 = self.ins(InstKind::IBinary(IBinOp::Add), &[i, one]);
+                let go = self.ins(InstKind::Icmp(IntCC::Ult), &[i2, trip]);
+                let back = self.call_with_regs(head, &[i2]);
+                let out = self.call_with_regs(exit, &[]);
+                self.kernel.set_terminator(
+                    self.cur,
+                    Terminator::Branch {
+                        cond: go,
+                        then: back,
+                        otherwise: out,
+                    },
+                );
+                self.enter(exit, &ep);
+            }
+        }
+    }
+
     /// Uniform control flow only: shared[lid] = r; shared atomic on the extra
     /// word; barrier; r' = shared[(lid + k) % n], r'' = the atomic word; barrier.
     fn shared_exchange(&mut self) {
@@ -585,7 +687,7 @@ impl Gen {
 }
 
 /// A random kernel for workgroups of `lanes` lanes.
-fn generate(seed: u64, lanes: u32) -> Kernel {
+fn generate(seed: u64, lanes: u32, faulty: bool) -> Kernel {
     let mut kernel = Kernel::new(format!("random_{seed}"));
     kernel.shared_size = 4 * lanes + 4;
     kernel.private_size = 32;
@@ -611,6 +713,8 @@ fn generate(seed: u64, lanes: u32) -> Kernel {
         depth: 0,
         trace_used: 0,
         lanes,
+        faulty,
+        next_trap: 1,
     };
     let n = 6 + g.rng.below(14);
     g.stmts(n);
@@ -642,7 +746,7 @@ fn random_kernels_agree_on_every_engine() {
         let groups = 1 + meta.below(3) as u32;
         let lanes = 1 + meta.below(40) as u32;
         let wave = meta.pick(&[1u32, 2, 3, 4, 8, 16, 32]);
-        let kernel = generate(seed, lanes);
+        let kernel = generate(seed, lanes, false);
         let mut d = Dispatch::new([groups, 1, 1], [lanes, 1, 1]);
         d.wave_size = wave;
         let total = (groups * lanes) as usize;
@@ -692,4 +796,77 @@ fn random_kernels_agree_on_every_engine() {
             "seed {seed}: lanes that stored their registers"
         );
     }
+}
+
+/// A fault with global addresses made relative to buffer 0, so that runs with
+/// different allocations compare equal.
+fn normalized(f: &wavejit_ir::Fault, base: u64) -> wavejit_ir::Fault {
+    let mut f = f.clone();
+    if let wavejit_ir::FaultKind::Memory {
+        space: AddrSpace::Global,
+        addr,
+        ..
+    } = &mut f.kind
+    {
+        *addr = addr.wrapping_sub(base);
+    }
+    f
+}
+
+/// Random kernels in which some lanes trap, access memory out of bounds or
+/// misaligned, or spin past the step limit: every engine reports the same fault
+/// (the lowest faulting lane), and the same memory when nothing faults.
+#[test]
+fn random_faulting_kernels_report_the_same_fault() {
+    let engines = engines();
+    let mut meta = Rng(0xfa17_0000_0000_0001);
+    let cases = std::env::var("WAVEJIT_RANDOM_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100u64);
+    let mut faulted = 0;
+    for seed in 0..cases {
+        let groups = 1 + meta.below(3) as u32;
+        let lanes = 1 + meta.below(40) as u32;
+        let wave = meta.pick(&[1u32, 2, 3, 4, 8, 16, 32]);
+        let kernel = generate(seed + 1_000_000, lanes, true);
+        let mut d = Dispatch::new([groups, 1, 1], [lanes, 1, 1]);
+        d.wave_size = wave;
+        d.step_limit = 3000;
+        let total = (groups * lanes) as usize;
+        let input: Vec<u32> = (0..INPUT_WORDS).map(|_| meta.word()).collect();
+        let extra: Vec<u8> = (0..EXTRA_UNIFORMS).map(|_| meta.next() as u8).collect();
+        let bufs = [
+            u32_bytes(&input),
+            u32_bytes(&vec![0xdead_beef; total * REGS]),
+            u32_bytes(&vec![0xdead_beef; total * TRACE as usize]),
+        ];
+        let mut reference = None;
+        for e in &engines {
+            let run = run_with(e.as_ref(), &kernel, d.clone(), &bufs, &extra);
+            let outcome = match &run.result {
+                Ok(()) => Ok(run.bufs.clone()),
+                Err(f) => Err(normalized(f, run.addrs[0])),
+            };
+            match &reference {
+                None => reference = Some((e.name().to_string(), outcome)),
+                Some((name, want)) => assert!(
+                    outcome == *want,
+                    "seed {seed} ({groups}x{lanes}, wave {wave}): engine {} gives {:?}, {name} \
+                     gives {:?}",
+                    e.name(),
+                    outcome.as_ref().err(),
+                    want.as_ref().err()
+                ),
+            }
+        }
+        if matches!(reference, Some((_, Err(_)))) {
+            faulted += 1;
+        }
+    }
+    // The generator must actually produce faults (and non-faulting runs).
+    assert!(
+        faulted * 5 >= cases && faulted < cases,
+        "{faulted} of {cases} runs faulted"
+    );
 }
