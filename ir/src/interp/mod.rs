@@ -20,6 +20,15 @@
 //!   on. When a workgroup ends with faults, the dispatch stops and returns the
 //!   fault of the lowest linear local index; later workgroups do not run.
 //!
+//! # Racy accesses
+//! The schedule fixes the result of unsynchronised accesses too: inside a
+//! workgroup each instruction completes for every co-active lane (in lane order)
+//! before the next one, and waves take turns only at barriers. Workgroups have no
+//! defined order relative to each other: the interpreter runs them one at a time,
+//! an engine that runs several side by side may see racing accesses across
+//! workgroups differently (a program that races across workgroups has no single
+//! answer; tests avoid it).
+//!
 //! # Fault places
 //! - Instruction faults (memory, trap): `block`, `inst: Some`, `guest_pc` =
 //!   `kernel.srclocs[inst]`.
