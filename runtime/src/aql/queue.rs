@@ -49,8 +49,9 @@ pub struct QueueError {
     pub packet_id: u64,
 }
 
-/// Called once when the queue enters the error state (from the processor or a
-/// dispatch worker thread).
+/// Called once when the queue enters the error state (from the processor, a
+/// dispatch worker thread, or inside [`Queue::process`]). It must not call
+/// `process` on, or drop, its own queue.
 pub type ErrorCallback = Arc<dyn Fn(&QueueError) + Send + Sync>;
 
 /// How to create a queue.
