@@ -3,7 +3,7 @@
 use wavejit_ir::{FBinOp, FUnOp, FloatCC, IBinOp, IUnOp, InstKind, IntCC, SpecialFn, Type, Value};
 
 use super::regs::As;
-use super::{LiftError, Lifter, a630_mode};
+use super::{LiftError, Lifter, a630_mode, cmp_mode};
 use crate::ir3::{Instr, Operand};
 
 fn fty(half: bool) -> Type {
@@ -198,7 +198,7 @@ impl Lifter<'_> {
                 let c = self.ins(
                     InstKind::Fcmp {
                         cc,
-                        mode: a630_mode(half, false),
+                        mode: cmp_mode(),
                     },
                     &[a, b],
                 );
@@ -372,7 +372,7 @@ impl Lifter<'_> {
         let up = self.ins(
             InstKind::Fcmp {
                 cc: FloatCC::Ge,
-                mode,
+                mode: cmp_mode(),
             },
             &[af, halfc],
         );
@@ -390,14 +390,14 @@ impl Lifter<'_> {
         let gt = self.ins(
             InstKind::Fcmp {
                 cc: FloatCC::Gt,
-                mode,
+                mode: cmp_mode(),
             },
             &[a, z],
         );
         let lt = self.ins(
             InstKind::Fcmp {
                 cc: FloatCC::Lt,
-                mode,
+                mode: cmp_mode(),
             },
             &[a, z],
         );

@@ -88,8 +88,11 @@ impl Lifter<'_> {
         dst: &Operand,
     ) -> Result<(), LiftError> {
         let vals = self.inst_all(InstKind::Load(acc), &[addr]);
+        // The register file follows the access type (16-bit types: half regs).
+        let mut d = *dst;
+        d.half = acc.ty == Type::I16;
         for (k, v) in vals.into_iter().enumerate() {
-            self.dst(ins, dst, k as u32, v)?;
+            self.dst(ins, &d, k as u32, v)?;
         }
         Ok(())
     }
@@ -103,7 +106,8 @@ impl Lifter<'_> {
     ) -> Result<(), LiftError> {
         let mut args = vec![addr];
         for k in 0..u32::from(acc.count) {
-            let o = self.reg_plus(ins, data, k)?;
+            let mut o = self.reg_plus(ins, data, k)?;
+            o.half = acc.ty == Type::I16;
             let v = self.src(
                 ins,
                 &o,

@@ -318,3 +318,11 @@ impl Lifter<'_> {
         }
     }
 }
+
+/// Comparisons: denormal operands flushed (no float result, so no NaN rule).
+pub(crate) fn cmp_mode() -> FloatMode {
+    FloatMode {
+        denorm_in: wavejit_ir::Denorm::FlushKeepSign,
+        ..FloatMode::IEEE
+    }
+}

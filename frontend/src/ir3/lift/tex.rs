@@ -343,7 +343,8 @@ impl Lifter<'_> {
             return Ok(());
         }
         let coord = self.field_op(ins, "SRC2")?;
-        let data = self.field_op(ins, "SRC1")?;
+        let mut data = self.field_op(ins, "SRC1")?;
+        data.half = ins.get("TYPE_HALF").unwrap_or(0) != 0;
         let elem: u64 = match super::mem::mem_type(t) {
             Some((bits, _)) => u64::from(bits / 8),
             None => return Err(self.malformed(ins, format!("type {t}"))),
