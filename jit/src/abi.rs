@@ -75,9 +75,10 @@ pub struct BatchCtx {
 }
 
 /// Signature of a compiled kernel: runs segment `seg` for the `n` lanes listed at
-/// `list` (increasing); returns nonzero if some lane faulted.
+/// `list` (increasing), then goes on while they stay together below pc `limit`;
+/// returns nonzero if some lane faulted.
 pub type KernelFn =
-    unsafe extern "C" fn(ctx: *mut BatchCtx, seg: u32, list: *const u32, n: u32) -> u32;
+    unsafe extern "C" fn(ctx: *mut BatchCtx, seg: u32, list: *const u32, n: u32, limit: u32) -> u32;
 
 pub const LANE_SIZE: i64 = std::mem::size_of::<LaneRec>() as i64;
 

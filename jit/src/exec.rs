@@ -95,6 +95,8 @@ pub struct Runner<'a> {
     parked: Vec<bool>,
     list: Vec<u32>,
     wave_min: Vec<u32>,
+    /// Second lowest pc of each workgroup's current wave.
+    wave_next: Vec<u32>,
     fault: Option<LaneFault>,
     /// Linear id of the batch's first workgroup.
     first: u64,
@@ -124,6 +126,7 @@ impl<'a> Runner<'a> {
             parked: vec![false; n],
             list: Vec::with_capacity(n),
             wave_min: vec![PC_DEAD; slots],
+            wave_next: vec![PC_DEAD; slots],
             fault: None,
             first: 0,
         }
@@ -205,19 +208,34 @@ impl<'a> Runner<'a> {
             let mut best = PC_DEAD;
             for s in 0..self.slots {
                 let base = s * self.wg_lanes;
-                let mut m = PC_DEAD;
+                // The lowest and second lowest pc of the wave's runnable lanes.
+                let (mut m, mut m2) = (PC_DEAD, PC_DEAD);
                 for lane in base + lo..base + hi {
                     let pc = self.recs[lane].pc;
-                    if pc < m && !self.parked[lane] {
+                    if self.parked[lane] || pc >= m2 {
+                        continue;
+                    }
+                    if pc < m {
+                        m2 = m;
                         m = pc;
+                    } else if pc > m {
+                        m2 = pc;
                     }
                 }
                 self.wave_min[s] = m;
+                self.wave_next[s] = m2;
                 best = best.min(m);
             }
             if best == PC_DEAD {
                 return;
             }
+            // Compiled code may run on while the set stays below every other lane
+            // of its waves.
+            let limit = (0..self.slots)
+                .filter(|&s| self.wave_min[s] == best)
+                .map(|s| self.wave_next[s])
+                .min()
+                .unwrap_or(PC_DEAD);
             self.list.clear();
             for s in 0..self.slots {
                 if self.wave_min[s] != best {
@@ -231,7 +249,7 @@ impl<'a> Runner<'a> {
                 }
             }
             match self.c.plan.kind(best) {
-                PcKind::Segment(seg) => self.segment(seg),
+                PcKind::Segment(seg) => self.segment(seg, limit),
                 PcKind::Sync(inst) => self.sync(inst, best, lo, hi),
                 PcKind::Inner => {
                     // Unreachable for verified kernels; stop the lanes rather than spin.
@@ -264,13 +282,19 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs segment `seg` for the listed lanes.
-    fn segment(&mut self, seg: u32) {
+    fn segment(&mut self, seg: u32, limit: u32) {
         let mut ctx = self.ctx();
         // SAFETY: the code was compiled for `self.c.lanes` lanes and this kernel;
         // every pointer in `ctx` refers to this runner's buffers of that size, and
         // `list` holds `list.len()` increasing lane indices below `lanes`.
         let faulted = unsafe {
-            (self.c.code.func)(&mut ctx, seg, self.list.as_ptr(), self.list.len() as u32)
+            (self.c.code.func)(
+                &mut ctx,
+                seg,
+                self.list.as_ptr(),
+                self.list.len() as u32,
+                limit,
+            )
         };
         if faulted != 0 {
             for k in 0..self.list.len() {

@@ -125,7 +125,11 @@ impl Lower<'_, '_> {
                 let a = self.fval(f, args[0], &mode)?;
                 let b = self.fval(f, args[1], &mode)?;
                 let c = self.fval(f, args[2], &mode)?;
-                let (fa, fb, fc) = (self.as_float(f, a), self.as_float(f, b), self.as_float(f, c));
+                let (fa, fb, fc) = (
+                    self.as_float(f, a),
+                    self.as_float(f, b),
+                    self.as_float(f, c),
+                );
                 let r = self.b.ins().fma(fa, fb, fc);
                 let r = self.as_bits(r);
                 let r = self.fix_nan(f, r, &[a, b, c]);

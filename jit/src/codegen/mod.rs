@@ -96,7 +96,7 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let ptr = module.target_config().pointer_type();
     let mut sig = module.make_signature();
-    for t in [ptr, types::I32, ptr, types::I32] {
+    for t in [ptr, types::I32, ptr, types::I32, types::I32] {
         sig.params.push(AbiParam::new(t));
     }
     sig.returns.push(AbiParam::new(types::I32));
@@ -177,7 +177,7 @@ impl<'a, 'b> Lower<'a, 'b> {
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
-        let [batch, seg, list, n] = params[..] else {
+        let [batch, seg, list, n, limit] = params[..] else {
             return Err(JitError::Cranelift("kernel function parameters".into()));
         };
         let tr = MemFlagsData::trusted();
@@ -233,11 +233,19 @@ impl<'a, 'b> Lower<'a, 'b> {
             lc: None,
             env: HashMap::new(),
         };
+        let cont = lower.b.create_block();
         for (k, &blk) in seg_blocks.iter().enumerate() {
             lower.b.switch_to_block(blk);
             lower.segment(k)?;
-            lower.b.ins().jump(ret, &[]);
+            let next = if plan.segments[k].next_pc.is_none() {
+                cont
+            } else {
+                ret
+            };
+            lower.b.ins().jump(next, &[]);
         }
+        lower.b.switch_to_block(cont);
+        lower.chain(&seg_blocks, limit, ret)?;
         lower.b.switch_to_block(ret);
         let f = lower.b.use_var(faulted);
         lower.b.ins().return_(&[f]);
@@ -383,6 +391,82 @@ impl<'a, 'b> Lower<'a, 'b> {
                 .load(ty, MemFlagsData::trusted(), out, (k * 8) as i32);
             self.def(r, x)?;
         }
+        Ok(())
+    }
+
+    /// After a terminator: when every listed lane is alive and at the same pc,
+    /// that pc is a segment start, and it stays below `limit` (the lowest pc of
+    /// the other runnable lanes of the listed waves), it is the next co-active
+    /// set of each wave, so run that segment at once instead of returning.
+    fn chain(
+        &mut self,
+        seg_blocks: &[ir::Block],
+        limit: ir::Value,
+        ret: ir::Block,
+    ) -> Result<(), JitError> {
+        use cranelift_codegen::ir::condcodes::IntCC;
+        let tr = MemFlagsData::trusted();
+        let rec_of = |this: &mut Self, i: ir::Value| {
+            let i64v = this.b.ins().uextend(types::I64, i);
+            let off = this.b.ins().ishl_imm_s(i64v, 2);
+            let p = this.b.ins().iadd(this.list, off);
+            let lane = this.b.ins().load(types::I32, tr, p, 0);
+            let lane = this.b.ins().uextend(types::I64, lane);
+            let roff = this.b.ins().imul_imm_s(lane, crate::abi::LANE_SIZE);
+            this.b.ins().iadd(this.lanes, roff)
+        };
+        let zero = self.iconst(types::I32, 0);
+        let rec0 = rec_of(self, zero);
+        let pc0 = self.b.ins().load(types::I32, tr, rec0, off::PC);
+        let high = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, pc0, limit);
+        let scan = self.b.create_block();
+        self.b.ins().brif(high, ret, &[], scan, &[]);
+        self.b.switch_to_block(scan);
+        let header = self.b.create_block();
+        let body = self.b.create_block();
+        let go = self.b.create_block();
+        let i = self.b.append_block_param(header, types::I32);
+        self.b.ins().jump(header, &[zero.into()]);
+        self.b.switch_to_block(header);
+        let done = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, i, self.n);
+        self.b.ins().brif(done, go, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let rec = rec_of(self, i);
+        let pc = self.b.ins().load(types::I32, tr, rec, off::PC);
+        let fault = self.b.ins().load(types::I32, tr, rec, off::FAULT);
+        let other_pc = self.b.ins().icmp(IntCC::NotEqual, pc, pc0);
+        let faulted = self.b.ins().icmp_imm_s(
+            IntCC::NotEqual,
+            fault,
+            i64::from(crate::abi::NO_FAULT as i32),
+        );
+        let stop = self.b.ins().bor(other_pc, faulted);
+        let next_i = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().brif(stop, ret, &[], header, &[next_i.into()]);
+        self.b.switch_to_block(go);
+        let default = self.b.func.dfg.block_call(ret, &[]);
+        let calls: Vec<ir::BlockCall> = self
+            .plan
+            .kinds
+            .iter()
+            .map(|k| match k {
+                crate::plan::PcKind::Segment(s) => seg_blocks[*s as usize],
+                _ => ret,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|b| self.b.func.dfg.block_call(b, &[]))
+            .collect();
+        let jt = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(default, &calls));
+        self.b.ins().br_table(pc0, jt);
         Ok(())
     }
 
