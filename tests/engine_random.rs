@@ -741,7 +741,7 @@ fn random_kernels_agree_on_every_engine() {
     let cases = std::env::var("WAVEJIT_RANDOM_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(100u64);
+        .unwrap_or(60u64);
     for seed in 0..cases {
         let groups = 1 + meta.below(3) as u32;
         let lanes = 1 + meta.below(40) as u32;
@@ -823,7 +823,7 @@ fn random_faulting_kernels_report_the_same_fault() {
     let cases = std::env::var("WAVEJIT_RANDOM_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(100u64);
+        .unwrap_or(60u64);
     let mut faulted = 0;
     for seed in 0..cases {
         let groups = 1 + meta.below(3) as u32;
