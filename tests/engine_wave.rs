@@ -610,3 +610,146 @@ fn reductions_stay_inside_their_wave() {
         }
     }
 }
+
+/// Reductions and scans over i8, i16 and i64 values: wrap-around, signedness and
+/// identities at the value's own width.
+#[test]
+fn reductions_at_every_integer_width() {
+    let sext = |v: u64, bits: u32| ((v << (64 - bits)) as i64) >> (64 - bits);
+    for ty in [Type::I8, Type::I16, Type::I64] {
+        let bits = ty.bits();
+        let mask = ty.mask();
+        // Lane values: x = lid * 37 + 100 (i32), narrowed or scrambled to ty.
+        let val = |l: u64| -> u64 {
+            let x = l * 37 + 100;
+            if ty == Type::I64 {
+                x.wrapping_mul(0x0123_4567_89ab_cdef) ^ (l << 63)
+            } else {
+                x & mask
+            }
+        };
+        let v_of = move |b: &mut Builder, lid: Value| -> Value {
+            let k37 = c32(b, 37);
+            let k100 = c32(b, 100);
+            let m = bin(b, IBinOp::Mul, lid, k37);
+            let x = bin(b, IBinOp::Add, m, k100);
+            if ty == Type::I64 {
+                let w = zext64(b, x);
+                let k = c64(b, 0x0123_4567_89ab_cdef);
+                let p = bin(b, IBinOp::Mul, w, k);
+                let l64 = zext64(b, lid);
+                let s = c64(b, 63);
+                let top = bin(b, IBinOp::Shl, l64, s);
+                bin(b, IBinOp::Xor, p, top)
+            } else {
+                b.ins(
+                    InstKind::Cast {
+                        op: CastOp::Trunc,
+                        to: ty,
+                    },
+                    &[x],
+                )
+            }
+        };
+        let even = [2u64, 4, 6].map(val);
+        let odd = [1u64, 3, 7].map(val);
+        let fold = |xs: &[u64], op: ReduceOp| -> u64 {
+            let r = xs.iter().copied().reduce(|a, x| match op {
+                ReduceOp::Add => a.wrapping_add(x),
+                ReduceOp::Mul => a.wrapping_mul(x),
+                ReduceOp::MinU => a.min(x),
+                ReduceOp::MaxU => a.max(x),
+                ReduceOp::MinS => {
+                    if sext(a, bits) <= sext(x, bits) {
+                        a
+                    } else {
+                        x
+                    }
+                }
+                ReduceOp::MaxS => {
+                    if sext(a, bits) >= sext(x, bits) {
+                        a
+                    } else {
+                        x
+                    }
+                }
+                _ => a ^ x,
+            });
+            r.expect("three participants") & mask
+        };
+        for op in [
+            ReduceOp::Add,
+            ReduceOp::Mul,
+            ReduceOp::MinU,
+            ReduceOp::MaxU,
+            ReduceOp::MinS,
+            ReduceOp::MaxS,
+            ReduceOp::Xor,
+        ] {
+            let (e, o) = (fold(&even, op), fold(&odd, op));
+            check_with(
+                &v_of,
+                &reduce(op),
+                [e, o, e, o, e, o, e, o],
+                &format!("{op:?} over {ty}"),
+            );
+        }
+        // Exclusive add scan: masked lanes 0 and 5 get the prefix below them.
+        let add = |xs: &[u64]| xs.iter().fold(0u64, |a, &x| a.wrapping_add(x)) & mask;
+        let expect = [
+            0,
+            0,
+            0,
+            add(&odd[..1]),
+            add(&even[..1]),
+            add(&odd[..2]),
+            add(&even[..2]),
+            add(&odd[..2]),
+        ];
+        check_with(
+            &v_of,
+            &scan(ReduceOp::Add, false),
+            expect,
+            &format!("exclusive add over {ty}"),
+        );
+        // Identities at this width when nobody participates.
+        let none = |op: ReduceOp| {
+            move |b: &mut Builder, i: &Ins| {
+                let f = c1(b, false);
+                b.ins(InstKind::Reduce(op), &[f, i.v])
+            }
+        };
+        let smax = mask >> 1;
+        check_with(
+            &v_of,
+            &none(ReduceOp::MinS),
+            [smax; 8],
+            &format!("min_s id {ty}"),
+        );
+        check_with(
+            &v_of,
+            &none(ReduceOp::MaxS),
+            [smax + 1; 8],
+            &format!("max_s id {ty}"),
+        );
+        check_with(
+            &v_of,
+            &none(ReduceOp::And),
+            [mask; 8],
+            &format!("and id {ty}"),
+        );
+        // Shuffles move whole values of this width (xor 2 stays in the set).
+        let vals: Vec<u64> = (0..8).map(val).collect();
+        check_with(
+            &v_of,
+            &|b, i| {
+                let two = c32(b, 2);
+                b.ins(InstKind::Shuffle(ShuffleKind::Xor), &[i.mask, i.v, two])
+            },
+            [
+                vals[2], vals[3], vals[2], vals[1], vals[6], vals[7], vals[4], vals[7],
+            ],
+            &format!("shuffle xor 2 over {ty}"),
+        );
+    }
+}
