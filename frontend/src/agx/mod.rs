@@ -30,6 +30,7 @@ mod bits;
 mod decode;
 mod error;
 mod instr;
+pub mod lift;
 mod minifloat;
 mod print;
 mod spec;

@@ -1,0 +1,35 @@
+//! Why an AGX program could not be lifted. Every error names the instruction and its pc.
+
+use thiserror::Error;
+
+use crate::agx::DecodeError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LiftError {
+    /// The bytes at `pc` are not a valid G13 instruction.
+    #[error("agx lift: {0}")]
+    Decode(#[from] DecodeError),
+    /// A valid instruction the compute lifter does not handle (graphics, texture,
+    /// stack or an undocumented variant).
+    #[error("agx lift: unsupported instruction `{text}` at {pc:#x}: {why}")]
+    Unsupported { pc: u64, text: String, why: String },
+    /// A register outside the configured GPR count.
+    #[error("agx lift: `{text}` at {pc:#x} uses r{reg}, but only {gprs} registers are allocated")]
+    Register {
+        pc: u64,
+        text: String,
+        reg: u32,
+        gprs: u32,
+    },
+    /// A branch or call whose target is outside the code.
+    #[error("agx lift: `{text}` at {pc:#x} targets {target:#x}, outside the {len}-byte program")]
+    BadTarget {
+        pc: u64,
+        text: String,
+        target: i64,
+        len: usize,
+    },
+    /// The configuration itself is unusable.
+    #[error("agx lift: bad configuration: {0}")]
+    Config(String),
+}
