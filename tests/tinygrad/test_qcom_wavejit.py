@@ -52,7 +52,7 @@ def test_elementwise_int32():
   ta, tb = Tensor(a), Tensor(b)
   np.testing.assert_equal((ta + tb).numpy(), a + b)
   np.testing.assert_equal((ta * tb).numpy(), a * b)
-  np.testing.assert_equal((ta // tb).numpy(), (np.trunc(a / b)).astype(np.int32))
+  np.testing.assert_equal((ta // tb).numpy(), np.floor_divide(a, b))  # tinygrad // floors like Python
   np.testing.assert_equal((ta & 0xff).numpy(), a & 0xff)
   np.testing.assert_equal((ta << 3).numpy(), a << 3)
   np.testing.assert_equal(ta.maximum(tb).numpy(), np.maximum(a, b))
@@ -154,3 +154,26 @@ def test_tinyjit_repeated():
 def test_image_paths():
   a, b = f32(4, 16), f32(16, 8)
   close((Tensor(a) @ Tensor(b)).relu().numpy(), np.maximum(a @ b, 0), rtol=1e-3, atol=1e-3)
+
+
+def _gather_kernel(out, inp, idx):
+  from tinygrad import UOp
+  from tinygrad.uop.ops import KernelInfo
+  i = UOp.range(out.numel(), 0)
+  return out.flatten()[i].store(inp.flatten()[idx.flatten()[i].cast(dtypes.weakint)]).end(i).sink(arg=KernelInfo(name="gather_raw"))
+
+
+def _raw_gather(idx):
+  src = Tensor(np.arange(16, dtype=np.float32)).contiguous().realize()
+  ix = Tensor(np.array(idx, np.int32)).realize()
+  return Tensor.empty(len(idx)).custom_kernel(src, ix, fxn=_gather_kernel)[0].numpy()
+
+
+def test_raw_gather_in_bounds():
+  close(_raw_gather([3, 0, 15, 7]), np.array([3, 0, 15, 7], np.float32))
+
+
+# Must stay last in the file: a faulted KGSL context stays faulted for the process.
+def test_out_of_bounds_read_raises():
+  with pytest.raises(OSError):
+    _raw_gather([0, 1, 2, 1 << 26])
