@@ -71,7 +71,12 @@ pub struct BatchCtx {
     pub workgroup_size: [u32; 3],
     pub num_workgroups: [u32; 3],
     pub wave_size: u32,
-    pub _pad: u32,
+    /// The last global region that served an access (`gc_len` 0: none): compiled
+    /// code checks it inline and calls the helper only on a miss.
+    pub gc_writable: u32,
+    pub gc_start: u64,
+    pub gc_len: u64,
+    pub gc_host: u64,
 }
 
 /// Signature of a compiled kernel: runs segment `seg` for the `n` lanes listed at
@@ -106,4 +111,8 @@ pub mod off {
     pub const WORKGROUP_SIZE: i32 = offset_of!(BatchCtx, workgroup_size) as i32;
     pub const NUM_WORKGROUPS: i32 = offset_of!(BatchCtx, num_workgroups) as i32;
     pub const WAVE_SIZE: i32 = offset_of!(BatchCtx, wave_size) as i32;
+    pub const GC_WRITABLE: i32 = offset_of!(BatchCtx, gc_writable) as i32;
+    pub const GC_START: i32 = offset_of!(BatchCtx, gc_start) as i32;
+    pub const GC_LEN: i32 = offset_of!(BatchCtx, gc_len) as i32;
+    pub const GC_HOST: i32 = offset_of!(BatchCtx, gc_host) as i32;
 }

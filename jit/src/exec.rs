@@ -48,8 +48,14 @@ impl<'a> HostCtx<'a> {
     }
 
     /// Host pointer of `len` bytes at `addr`: from the region snapshot when one
-    /// contains the range, else from `translate` (which also decides refusals).
-    pub fn global_ptr(&self, addr: u64, len: u64, write: bool) -> Option<NonNull<u8>> {
+    /// contains the range (also returned, for the inline cache), else from
+    /// `translate` (which also decides refusals).
+    pub fn global_ptr(
+        &self,
+        addr: u64,
+        len: u64,
+        write: bool,
+    ) -> Option<(NonNull<u8>, Option<Region>)> {
         if let Some(rs) = &self.regions {
             let fits = |r: &Region| {
                 addr >= r.start
@@ -66,13 +72,17 @@ impl<'a> HostCtx<'a> {
             };
             if let Some(k) = hit {
                 self.last.set(k);
-                let r = &rs[k];
+                let r = rs[k];
                 // SAFETY: the region holds `len` bytes from `addr` (checked above)
                 // and stays valid for the dispatch (`GlobalMemory::regions`).
-                return NonNull::new(unsafe { r.host.as_ptr().add((addr - r.start) as usize) });
+                let p = unsafe { r.host.as_ptr().add((addr - r.start) as usize) };
+                return NonNull::new(p).map(|p| (p, Some(r)));
             }
         }
-        self.memory.translate(addr, len, access(write)).ok()
+        self.memory
+            .translate(addr, len, access(write))
+            .ok()
+            .map(|p| (p, None))
     }
 }
 
@@ -97,6 +107,9 @@ pub struct Runner<'a> {
     wave_min: Vec<u32>,
     /// Second lowest pc of each workgroup's current wave.
     wave_next: Vec<u32>,
+    /// The inline global-region cache carried from call to call (writable,
+    /// start, len, host).
+    gc: (u32, u64, u64, u64),
     fault: Option<LaneFault>,
     /// Linear id of the batch's first workgroup.
     first: u64,
@@ -127,6 +140,7 @@ impl<'a> Runner<'a> {
             list: Vec::with_capacity(n),
             wave_min: vec![PC_DEAD; slots],
             wave_next: vec![PC_DEAD; slots],
+            gc: (0, 0, 0, 0),
             fault: None,
             first: 0,
         }
@@ -277,7 +291,10 @@ impl<'a> Runner<'a> {
             workgroup_size: self.dispatch.workgroup_size,
             num_workgroups: self.dispatch.workgroups,
             wave_size: self.dispatch.wave_size,
-            _pad: 0,
+            gc_writable: self.gc.0,
+            gc_start: self.gc.1,
+            gc_len: self.gc.2,
+            gc_host: self.gc.3,
         }
     }
 
@@ -296,6 +313,7 @@ impl<'a> Runner<'a> {
                 limit,
             )
         };
+        self.gc = (ctx.gc_writable, ctx.gc_start, ctx.gc_len, ctx.gc_host);
         if faulted != 0 {
             for k in 0..self.list.len() {
                 let lane = self.list[k] as usize;

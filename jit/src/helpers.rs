@@ -9,6 +9,7 @@ use wavejit_ir::semantics::atomic::atomic_rmw;
 use wavejit_ir::semantics::eval_pure;
 use wavejit_ir::{Access, AtomicOp, Inst};
 
+use crate::abi::BatchCtx;
 use crate::exec::HostCtx;
 
 /// Atomic operations in the order compiled code encodes them.
@@ -75,20 +76,33 @@ pub unsafe extern "C" fn wj_pure(
 }
 
 /// Host address of `len` bytes at global address `addr` for reading (`write` 0)
-/// or writing, or null when the access is refused.
+/// or writing, or null when the access is refused. A region hit refreshes the
+/// batch's inline cache.
 ///
 /// # Safety
-/// `host` must be the live context of the running batch.
+/// `batch` must be the context of the running batch (its `host` live).
 pub unsafe extern "C" fn wj_global_ptr(
-    host: *const HostCtx<'static>,
+    batch: *mut BatchCtx,
     addr: u64,
     len: u64,
     write: u32,
 ) -> *mut u8 {
-    // SAFETY: the caller passes the batch's live context.
-    let host = unsafe { &*host };
-    host.global_ptr(addr, len, write != 0)
-        .map_or(std::ptr::null_mut(), |p| p.as_ptr())
+    // SAFETY: the caller passes the running batch's context.
+    let batch = unsafe { &mut *batch };
+    // SAFETY: `host` points to the runner's live `HostCtx`.
+    let host = unsafe { &*batch.host };
+    match host.global_ptr(addr, len, write != 0) {
+        Some((p, region)) => {
+            if let Some(r) = region {
+                batch.gc_start = r.start;
+                batch.gc_len = r.len;
+                batch.gc_host = r.host.as_ptr() as u64;
+                batch.gc_writable = u32::from(r.writable);
+            }
+            p.as_ptr()
+        }
+        None => std::ptr::null_mut(),
+    }
 }
 
 /// Global atomic of `bytes` (4 or 8) at `addr`; the old value goes to `*out`.

@@ -82,20 +82,61 @@ impl Lower<'_, '_> {
                 let base = self.b.ins().load(types::I64, tr, self.batch, off::UNIFORMS);
                 local(self, len, base)
             }
-            AddrSpace::Global => {
-                let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
-                let len = self.iconst(types::I64, size64);
-                let w = self.iconst(types::I32, i64::from(write));
-                let call =
-                    self.b
-                        .ins()
-                        .call_indirect(self.sigs.global_ptr, f, &[self.host, addr, len, w]);
-                let p = self.b.inst_results(call)[0];
-                let bad = self.b.ins().icmp_imm_s(CC::Equal, p, 0);
-                self.fault_if(bad, code, addr)?;
-                Ok(p)
-            }
+            AddrSpace::Global => self.global_ptr(code, addr, size64, write),
         }
+    }
+
+    /// Global memory: the batch's cached region inline, the helper on a miss.
+    fn global_ptr(
+        &mut self,
+        code: u32,
+        addr: ir::Value,
+        size: i64,
+        write: bool,
+    ) -> Result<ir::Value, JitError> {
+        let tr = MemFlagsData::trusted();
+        let start = self.b.ins().load(types::I64, tr, self.batch, off::GC_START);
+        let len = self.b.ins().load(types::I64, tr, self.batch, off::GC_LEN);
+        let offset = self.b.ins().isub(addr, start);
+        let inside = self.b.ins().icmp(CC::UnsignedLessThan, offset, len);
+        let room = self.b.ins().isub(len, offset);
+        let fits = self
+            .b
+            .ins()
+            .icmp_imm_s(CC::UnsignedGreaterThanOrEqual, room, size);
+        let mut ok = self.b.ins().band(inside, fits);
+        if write {
+            let w = self
+                .b
+                .ins()
+                .load(types::I32, tr, self.batch, off::GC_WRITABLE);
+            let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
+            ok = self.b.ins().band(ok, w);
+        }
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let p = self.b.append_block_param(join, types::I64);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let host = self.b.ins().load(types::I64, tr, self.batch, off::GC_HOST);
+        let hp = self.b.ins().iadd(host, offset);
+        self.b.ins().jump(join, &[hp.into()]);
+        self.b.switch_to_block(slow);
+        let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
+        let len = self.iconst(types::I64, size);
+        let w = self.iconst(types::I32, i64::from(write));
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.sigs.global_ptr, f, &[self.batch, addr, len, w]);
+        let sp = self.b.inst_results(call)[0];
+        let bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
+        self.fault_if(bad, code, addr)?;
+        self.b.ins().jump(join, &[sp.into()]);
+        self.b.switch_to_block(join);
+        Ok(p)
     }
 
     pub(super) fn load(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
