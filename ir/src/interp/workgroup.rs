@@ -108,6 +108,8 @@ struct Workgroup {
     fault: Option<(usize, Fault)>,
     /// Co-active lane indices of the current step.
     set: Vec<usize>,
+    /// A lane of the set parked or stopped during the current instruction.
+    set_changed: bool,
     /// Scratch for block-parameter moves.
     moves: Vec<u64>,
 }
@@ -138,6 +140,7 @@ impl Workgroup {
             workgroup: [0; 3],
             fault: None,
             set: Vec::new(),
+            set_changed: false,
             moves: Vec::new(),
         })
     }
@@ -204,28 +207,35 @@ impl Workgroup {
             );
             let (b, mut idx) = pc;
             let block = &ctx.prog.blocks[b];
-            loop {
-                match block.ops.get(idx) {
-                    Some(op) => {
-                        self.exec_op(ctx, b, op, lo, hi);
-                        idx += 1;
-                        let lanes = &mut self.lanes;
-                        self.set.retain(|&i| lanes[i].state == LaneState::Running);
-                        for &i in &self.set {
-                            lanes[i].pc.1 = idx;
-                        }
-                        if self.set.is_empty() || others.is_some_and(|o| o <= (b, idx)) {
-                            break;
-                        }
+            // False when the set stops early: emptied, or met other lanes (then
+            // it must re-form with them before going on, terminators included).
+            let mut reached_terminator = true;
+            while let Some(op) = block.ops.get(idx) {
+                self.set_changed = false;
+                self.exec_op(ctx, b, op, lo, hi);
+                if self.set_changed {
+                    // Parked lanes keep the barrier's pc; stopped ones leave the set.
+                    let lanes = &mut self.lanes;
+                    for &i in &self.set {
+                        lanes[i].pc = (b, idx);
                     }
-                    None => {
-                        for k in 0..self.set.len() {
-                            let i = self.set[k];
-                            self.exec_term(ctx, b, &block.term, i);
-                        }
-                        break;
-                    }
+                    self.set.retain(|&i| lanes[i].state == LaneState::Running);
                 }
+                idx += 1;
+                if self.set.is_empty() || others.is_some_and(|o| o <= (b, idx)) {
+                    reached_terminator = false;
+                    break;
+                }
+            }
+            if !reached_terminator {
+                for &i in &self.set {
+                    self.lanes[i].pc = (b, idx);
+                }
+                continue;
+            }
+            for k in 0..self.set.len() {
+                let i = self.set[k];
+                self.exec_term(ctx, b, &block.term, i);
             }
         }
     }
@@ -315,7 +325,10 @@ impl Workgroup {
                 let old = mem.atomic(*space, *aop, *ty, addr, a, b)?;
                 lane.values[op.results[0]] = old;
             }
-            OpKind::Barrier => lane.state = LaneState::Parked,
+            OpKind::Barrier => {
+                lane.state = LaneState::Parked;
+                self.set_changed = true;
+            }
             OpKind::Fence => {}
             OpKind::Trap(code) => return Err(FaultKind::Trap { code: *code }),
             OpKind::Wave(_) | OpKind::Malformed => return Err(malformed()),
@@ -425,6 +438,7 @@ impl Workgroup {
 
     /// Stops lane `i` with a fault at block number `b`; keeps the lowest lane's.
     fn fail(&mut self, ctx: &Ctx, i: usize, b: usize, inst: Option<Inst>, kind: FaultKind) {
+        self.set_changed = true;
         let lane = &mut self.lanes[i];
         lane.state = LaneState::Done;
         if self.fault.as_ref().is_some_and(|(j, _)| *j < i) {
