@@ -1,0 +1,432 @@
+//! ir3 lifter: hand-assembled a630 kernels lifted to the wavejit IR and run on the
+//! golden interpreter, with exact result bits (mesa-relied integer semantics and
+//! the measured a630 float rules).
+
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use wavejit_frontend::ir3::assemble;
+use wavejit_frontend::ir3::lift::{LiftConfig, LiftError, lift};
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory};
+
+const BUF: u64 = 0x1000_0000;
+
+/// One global buffer at `BUF`.
+struct Buffer(UnsafeCell<Vec<u8>>);
+
+// SAFETY: tests run one dispatch at a time; lanes write disjoint words.
+unsafe impl Sync for Buffer {}
+
+// SAFETY: translate only returns pointers inside the owned vector.
+unsafe impl GlobalMemory for Buffer {
+    fn translate(&self, addr: u64, len: u64, _: Access) -> Result<NonNull<u8>, AccessCause> {
+        // SAFETY: the vector is never resized while a dispatch runs.
+        let v = unsafe { &mut *self.0.get() };
+        let off = addr.checked_sub(BUF).ok_or(AccessCause::Unmapped)?;
+        if off >= v.len() as u64 {
+            return Err(AccessCause::Unmapped);
+        }
+        if off + len > v.len() as u64 {
+            return Err(AccessCause::OutOfBounds);
+        }
+        NonNull::new(v[off as usize..].as_mut_ptr()).ok_or(AccessCause::Unmapped)
+    }
+}
+
+impl Buffer {
+    fn new(words: &[u32]) -> Buffer {
+        Buffer(UnsafeCell::new(
+            words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        ))
+    }
+    fn words(&self) -> Vec<u32> {
+        // SAFETY: no dispatch is running.
+        let v = unsafe { &*self.0.get() };
+        v.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+}
+
+/// c0.xy = BUF; `consts` start at c1.x.
+fn uniforms(consts: &[u32]) -> Vec<u8> {
+    let mut c = vec![0u32; 1024];
+    c[0] = BUF as u32;
+    c[1] = (BUF >> 32) as u32;
+    c[4..4 + consts.len()].copy_from_slice(consts);
+    c.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn run_cfg(
+    body: &str,
+    consts: &[u32],
+    lanes: u32,
+    out_words: usize,
+    cfg: &LiftConfig,
+) -> Result<Vec<u32>, Fault> {
+    let src = format!(
+        "shl.b r0.y, r0.x, 2\nadd.u r1.x, c0.x, r0.y\nmov.u32u32 r1.y, c0.y\n{body}\nend\n"
+    );
+    let words = assemble(&src).unwrap_or_else(|e| panic!("assembling {src}: {e}"));
+    let kernel = lift(&words, cfg).unwrap_or_else(|e| panic!("lifting {src}: {e}"));
+    let mut d = Dispatch::new([1, 1, 1], [lanes, 1, 1]);
+    d.wave_size = 64;
+    d.uniforms = uniforms(consts);
+    let mem = Buffer::new(&vec![0u32; out_words.max(lanes as usize) * 4]);
+    Interpreter.run(&kernel, &d, &mem)?;
+    Ok(mem.words())
+}
+
+/// Runs `body` (which leaves its result in r2.x) in one fiber; returns r2.x.
+fn run1(body: &str, consts: &[u32]) -> u32 {
+    let out = run_cfg(
+        &format!("{body}\nstg.u32 g[r1.x], r2.x, 1"),
+        consts,
+        1,
+        1,
+        &LiftConfig::default(),
+    );
+    out.expect("dispatch faulted")[0]
+}
+
+#[test]
+fn mull_u_multiplies_the_low_16_bits() {
+    let v = run1("mull.u r2.x, c1.x, c1.y", &[0x1234_5678, 0x9abc_def0]);
+    assert_eq!(v, 0x5678u32.wrapping_mul(0xdef0));
+}
+
+#[test]
+fn madsh_m16_adds_the_shifted_cross_product() {
+    let v = run1(
+        "mov.u32u32 r3.y, c1.y\nmadsh.m16 r2.x, c1.x, r3.y, c1.z",
+        &[0x1234_5678, 0x9abc_def0, 0x0101_0101],
+    );
+    let want = ((0x5678u32.wrapping_mul(0x9abc)) << 16).wrapping_add(0x0101_0101);
+    assert_eq!(v, want);
+}
+
+#[test]
+fn three_instruction_multiply_is_exact_mod_2_32() {
+    for (a, b) in [
+        (0x1234_5678u32, 0x9abc_def0u32),
+        (0xffff_ffff, 0xffff_ffff),
+        (123_456_789, 987_654_321),
+        (7, 0x8000_0001),
+    ] {
+        let body = "mov.u32u32 r3.x, c1.x\nmov.u32u32 r3.y, c1.y\nmull.u r2.x, r3.x, r3.y\nmadsh.m16 r2.x, r3.x, r3.y, r2.x\nmadsh.m16 r2.x, r3.y, r3.x, r2.x";
+        assert_eq!(run1(body, &[a, b]), a.wrapping_mul(b), "{a:#x} * {b:#x}");
+    }
+}
+
+#[test]
+fn clz_b_of_zero_is_minus_one() {
+    assert_eq!(run1("clz.b r2.x, c1.x", &[0]), 0xffff_ffff);
+    assert_eq!(run1("clz.b r2.x, c1.x", &[1]), 31);
+    assert_eq!(run1("clz.b r2.x, c1.x", &[0x8000_0000]), 0);
+    // clz.s: leading sign-bit copies; -1 for 0 and for -1.
+    assert_eq!(run1("clz.s r2.x, c1.x", &[0]), 0xffff_ffff);
+    assert_eq!(run1("clz.s r2.x, c1.x", &[0xffff_ffff]), 0xffff_ffff);
+    assert_eq!(run1("clz.s r2.x, c1.x", &[0xffff_fff0]), 28);
+    assert_eq!(run1("clz.s r2.x, c1.x", &[0x0000_00ff]), 24);
+}
+
+#[test]
+fn integer_sat_clamps_to_the_type_range() {
+    assert_eq!(
+        run1("(sat)add.s r2.x, c1.x, c1.y", &[0x7fff_fff0, 0x100]),
+        0x7fff_ffff
+    );
+    assert_eq!(
+        run1("(sat)add.s r2.x, c1.x, c1.y", &[0x8000_0010, 0xffff_ff00]),
+        0x8000_0000
+    );
+    assert_eq!(
+        run1("(sat)add.u r2.x, c1.x, c1.y", &[0xffff_fff0, 0x100]),
+        0xffff_ffff
+    );
+    assert_eq!(run1("(sat)sub.u r2.x, c1.x, c1.y", &[5, 6]), 0);
+    assert_eq!(run1("add.u r2.x, c1.x, c1.y", &[0xffff_fff0, 0x100]), 0xf0);
+}
+
+#[test]
+fn float_immediate_table() {
+    let table: [(&str, u32); 12] = [
+        ("(0.0)", 0x0000_0000),
+        ("(0.5)", 0x3f00_0000),
+        ("(1.0)", 0x3f80_0000),
+        ("(2.0)", 0x4000_0000),
+        ("(e)", 0x402d_f854),
+        ("(pi)", 0x4049_0fdb),
+        ("(1/pi)", 0x3ea2_f983),
+        ("(1/log2(e))", 0x3f31_7218),
+        ("(log2(e))", 0x3fb8_aa3b),
+        ("(1/log2(10))", 0x3e9a_209b),
+        ("(log2(10))", 0x4054_9a78),
+        ("(4.0)", 0x4080_0000),
+    ];
+    for (imm, bits) in table {
+        assert_eq!(
+            run1(&format!("add.f r2.x, c1.x, {imm}"), &[0]),
+            bits,
+            "{imm}"
+        );
+    }
+    // (neg) on a table entry.
+    assert_eq!(run1("add.f r2.x, c1.x, (neg)(e)", &[0]), 0xc02d_f854);
+}
+
+#[test]
+fn sin_cos_on_reduced_arguments() {
+    for x in [0.5f32, -3.0, 3.14159, 1.0e-3] {
+        let s = run1("sin r2.x, c1.x", &[x.to_bits()]);
+        assert_eq!(s, (f64::from(x).sin() as f32).to_bits(), "sin {x}");
+        let c = run1("cos r2.x, c1.x", &[x.to_bits()]);
+        assert_eq!(c, (f64::from(x).cos() as f32).to_bits(), "cos {x}");
+    }
+}
+
+#[test]
+fn denormals_flush_keeping_sign() {
+    // Denormal inputs are zeros; denormal results too.
+    assert_eq!(
+        run1("add.f r2.x, c1.x, c1.y", &[0x0000_0001, 0x0000_0000]),
+        0
+    );
+    assert_eq!(
+        run1("add.f r2.x, c1.x, c1.y", &[0x8000_0001, 0x8000_0000]),
+        0x8000_0000
+    );
+    // 2^-100 * 2^-30 = 2^-130: a denormal result, flushed to -0 with its sign.
+    assert_eq!(
+        run1("mul.f r2.x, c1.x, c1.y", &[0x0d80_0000, 0xb080_0000]),
+        0x8000_0000
+    );
+}
+
+#[test]
+fn nan_results_are_canonical_and_never_sign_flipped() {
+    assert_eq!(
+        run1("add.f r2.x, c1.x, c1.y", &[0xffc0_1234, 0x3f80_0000]),
+        0x7fc0_0000
+    );
+    assert_eq!(
+        run1("absneg.f r2.x, (neg)c1.x", &[0x7fc0_0000]),
+        0x7fc0_0000
+    );
+    assert_eq!(
+        run1("add.f r2.x, (neg)c1.x, c1.y", &[0x7f80_0000, 0x7f80_0000]),
+        0x7fc0_0000
+    );
+    assert_eq!(
+        run1("mul.f r2.x, c1.x, c1.y", &[0x7f80_0000, 0]),
+        0x7fc0_0000
+    );
+}
+
+#[test]
+fn max_of_signed_zeros_is_positive_in_either_order() {
+    assert_eq!(run1("max.f r2.x, c1.x, c1.y", &[0x8000_0000, 0]), 0);
+    assert_eq!(run1("max.f r2.x, c1.x, c1.y", &[0, 0x8000_0000]), 0);
+}
+
+#[test]
+fn mad_flushes_the_product_before_adding() {
+    // 2^-70 * 2^-70 = 2^-140 (denormal): flushed, so the sum is exactly c = 2^-126.
+    // A fused multiply-add would give 0x00800200.
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.y, c1.y\nmad.f32 r2.x, c1.x, r3.y, c1.z",
+            &[0x1c80_0000, 0x1c80_0000, 0x0080_0000]
+        ),
+        0x0080_0000
+    );
+    // Unfused rounding: (1 + 2^-23)^2 - 1 rounds the product first.
+    let a = f32::from_bits(0x3f80_0001);
+    let want = (a * a) - 1.0;
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.x, c1.x\nmad.f32 r2.x, c1.x, r3.x, c1.y",
+            &[a.to_bits(), 0xbf80_0000]
+        ),
+        want.to_bits()
+    );
+}
+
+#[test]
+fn half_rcp_rounds_toward_zero() {
+    // 1 / 1.0166015625: nearest-even gives 0x3bdf, toward zero 0x3bde.
+    let v = run1(
+        "mov.u16u16 hr3.x, hc1.x\nrcp hr4.x, hr3.x\ncov.u16u32 r2.x, hr4.x",
+        &[0x3c11],
+    );
+    assert_eq!(v, 0x3bde);
+}
+
+#[test]
+fn cov_f32_f16_defaults_to_round_toward_zero_and_flushes() {
+    let v = run1(
+        "cov.f32f16 hr3.x, c1.x\ncov.u16u32 r2.x, hr3.x",
+        &[0x3f80_1400],
+    );
+    assert_eq!(v, 0x3c00);
+    let v = run1(
+        "cov.f32f16 (even)hr3.x, c1.x\ncov.u16u32 r2.x, hr3.x",
+        &[0x3f80_1400],
+    );
+    assert_eq!(v, 0x3c01);
+    // 2^-20 is an f16 subnormal: flushed to +0.
+    let v = run1(
+        "cov.f32f16 hr3.x, c1.x\ncov.u16u32 r2.x, hr3.x",
+        &[0x3580_0000],
+    );
+    assert_eq!(v, 0);
+}
+
+#[test]
+fn cov_float_to_int_truncates() {
+    assert_eq!(
+        run1("cov.f32s32 r2.x, c1.x", &[(-2.7f32).to_bits()]),
+        (-2i32) as u32
+    );
+    assert_eq!(run1("cov.f32u32 r2.x, c1.x", &[(3.99f32).to_bits()]), 3);
+    assert_eq!(
+        run1("cov.s32f32 r2.x, c1.x", &[16_777_217]),
+        16_777_216f32.to_bits()
+    );
+    assert_eq!(
+        run1(
+            "cov.u16s32 r2.x, hr2.x\nmov.s16s16 hr3.x, -1\ncov.s16s32 r2.x, hr3.x",
+            &[]
+        ),
+        0xffff_ffff
+    );
+}
+
+#[test]
+fn neg_on_bitwise_ops_is_not() {
+    assert_eq!(
+        run1("and.b r2.x, (neg)c1.x, c1.y", &[0x0f0f_0f0f, 0xffff_0000]),
+        0xf0f0_0000
+    );
+    assert_eq!(run1("absneg.s r2.x, (neg)c1.x", &[5]), (-5i32) as u32);
+}
+
+#[test]
+fn shift_and_mask_forms() {
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.x, c1.x\nshrm r2.x, 4, r3.x, 255",
+            &[0x1234_5678]
+        ),
+        0x67
+    );
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.x, c1.x\nshlg r2.x, 4, r3.x, 7",
+            &[0x0000_0010]
+        ),
+        0x107
+    );
+    assert_eq!(run1("mov.u32u32 r3.x, c1.x\nshl.b r2.x, r3.x, 33", &[1]), 2);
+}
+
+#[test]
+fn merged_registers_alias_half_onto_full() {
+    let body = "mov.u32u32 r3.x, c1.x\nmov.u16u16 hr6.y, hc1.y\nmov.u32u32 r2.x, r3.x\nstg.u32 g[r1.x], r2.x, 1";
+    let merged =
+        run_cfg(body, &[0x1111_2222, 0xabcd], 1, 1, &LiftConfig::default()).expect("merged");
+    assert_eq!(merged[0], 0xabcd_2222);
+    let cfg = LiftConfig {
+        merged_regs: false,
+        ..LiftConfig::default()
+    };
+    let separate = run_cfg(body, &[0x1111_2222, 0xabcd], 1, 1, &cfg).expect("separate");
+    assert_eq!(separate[0], 0x1111_2222);
+}
+
+#[test]
+fn divergent_loop_reconverges() {
+    // r2.x = sum of 1..=lane, each lane looping its own count.
+    let body = "mov.u32u32 r2.x, 0\nmov.u32u32 r2.y, r0.x\n\
+        cmps.u.eq p0.x, r2.y, 0\nbr p0.x, #4\n\
+        add.u r2.x, r2.x, r2.y\nsub.u r2.y, r2.y, 1\njump #-4\n\
+        (jp)stg.u32 g[r1.x], r2.x, 1";
+    let out = run_cfg(body, &[], 8, 8, &LiftConfig::default()).expect("loop");
+    assert_eq!(out[..8], [0, 1, 3, 6, 10, 15, 21, 28]);
+}
+
+#[test]
+fn predicated_store_only_where_p0_holds() {
+    let body =
+        "mov.u32u32 r2.x, 7\ncmps.u.lt p0.x, r0.x, 2\npredt\nstg.u32 g[r1.x], r2.x, 1\nprede";
+    let out = run_cfg(body, &[], 4, 4, &LiftConfig::default()).expect("pred");
+    assert_eq!(out[..4], [7, 7, 0, 0]);
+}
+
+#[test]
+fn repeat_advances_destination_and_marked_sources() {
+    let body = "(rpt2)mov.u32u32 r3.x, (r)c1.x\nadd.u r2.x, r3.x, r3.y\nadd.u r2.x, r2.x, r3.z";
+    assert_eq!(run1(body, &[1, 20, 300]), 321);
+}
+
+#[test]
+fn relative_register_read() {
+    let body = "mov.u32u32 r3.x, c1.x\nmov.u32u32 r3.y, c1.y\nmov.s16s16 hr4.x, 12\nmova a0.x, hr4.x\nmov.u32u32 r2.x, r<a0.x + 1>";
+    assert_eq!(run1(body, &[111, 222]), 222);
+}
+
+#[test]
+fn shared_memory_and_barrier() {
+    // Each lane stores lane+1, then reads its neighbour's value.
+    let body = "add.u r2.x, r0.x, 1\nshl.b r3.x, r0.x, 2\nstl.u32 l[r3.x], r2.x, 1\n(sy)(ss)bar.g\n\
+        add.u r3.y, r0.x, 1\nand.b r3.y, r3.y, 3\nshl.b r3.y, r3.y, 2\nldl.u32 r2.x, l[r3.y], 1\nstg.u32 g[r1.x], r2.x, 1";
+    let out = run_cfg(body, &[], 4, 4, &LiftConfig::default()).expect("shared");
+    assert_eq!(out[..4], [2, 3, 4, 1]);
+}
+
+#[test]
+fn global_atomic_add_returns_old_values() {
+    let body = "mov.u32u32 r2.x, 1\natomic.g.add.untyped.1d.u32.1.g r2.y, r1.x, r2.x";
+    // Every lane adds 1 to word 0 (the address pair r1.x:r1.y points at its own
+    // word; use lane 0's address for all).
+    let body = format!("mov.u32u32 r1.x, c0.x\n{body}");
+    let out = run_cfg(&body, &[], 5, 1, &LiftConfig::default()).expect("atomic");
+    assert_eq!(out[0], 5);
+}
+
+#[test]
+fn faults_name_the_ir3_pc() {
+    let body = "mov.u32u32 r1.y, 1\nstg.u32 g[r1.x], r2.x, 1";
+    let err = run_cfg(body, &[], 1, 1, &LiftConfig::default()).expect_err("must fault");
+    assert_eq!(err.guest_pc, Some(4), "{err}");
+}
+
+#[test]
+fn graphics_only_instructions_are_refused_by_name() {
+    let words = assemble("(nop1) bary.f r0.x, r0.z, r0.x\nend").expect("asm");
+    let e = lift(&words, &LiftConfig::default()).expect_err("bary.f");
+    assert!(matches!(e, LiftError::Unsupported { pc: 0, .. }), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("unsupported in compute: bary.f at pc 0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn undecodable_words_name_word_and_pc() {
+    let e = lift(&[0, 0xffff_ffff_ffff_ffff], &LiftConfig::default()).expect_err("raw");
+    assert!(
+        matches!(
+            e,
+            LiftError::Undecodable {
+                pc: 1,
+                word: 0xffff_ffff_ffff_ffff,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("0xffffffffffffffff at pc 1"), "{e}");
+}
