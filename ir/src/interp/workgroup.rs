@@ -254,7 +254,8 @@ impl Workgroup {
         }
     }
 
-    /// One non-cross-lane instruction for lane `i`.
+    /// One non-cross-lane instruction for lane `i`. Argument and result counts
+    /// fit the kind: `Program::new` turned every op that does not into `Malformed`.
     fn exec_lane(&mut self, ctx: &Ctx, op: &Op, i: usize) -> Result<(), FaultKind> {
         let Workgroup { lanes, shared, .. } = self;
         let lane = &mut lanes[i];
@@ -300,7 +301,9 @@ impl Workgroup {
             }
             OpKind::Store(a) => {
                 let mut vals = [0u64; 4];
-                let vals = vals.get_mut(..op.args.len() - 1).ok_or_else(malformed)?;
+                let vals = vals
+                    .get_mut(..op.args.len().saturating_sub(1))
+                    .ok_or_else(malformed)?;
                 for (v, &slot) in vals.iter_mut().zip(op.args[1..].iter()) {
                     *v = lane.values[slot];
                 }
