@@ -229,8 +229,10 @@ impl Lifter<'_> {
         )
     }
 
+    /// The type of `v`; a placeholder (the result of a kind that failed its
+    /// signature) reads as i32 so lifting continues and verification reports it.
     fn ty(&self, v: Value) -> Type {
-        self.k.value_type(v)
+        self.k.values.get(v).map_or(Type::I32, |d| d.ty)
     }
 
     fn block_at(&self, pc: u64) -> Result<Block, LiftError> {

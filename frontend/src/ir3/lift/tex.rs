@@ -371,7 +371,12 @@ impl Lifter<'_> {
         }
         if typed {
             if ins.encoding != "ldib.b" {
-                return Err(self.unsupported(ins));
+                return Err(LiftError::Undocumented {
+                    name: ins.mnemonic.clone(),
+                    pc: self.pc,
+                    word: ins.word,
+                    why: "typed image atomics are not supported (format-dependent read-modify-write)",
+                });
             }
             let (a, inb, is_f32) = self.texel(&d, x, y);
             let comps = self.read_texel(a, inb, is_f32);
@@ -430,12 +435,13 @@ impl Lifter<'_> {
                     _ => return Err(self.unsupported(ins)),
                 };
                 let v = self.src(ins, &data, 0, As::U32)?;
+                let v = self.resize(v, Type::I32, false);
                 let mut args = vec![a];
                 if op == AtomicOp::CmpXchg {
                     // data.x = new value, data.y = compare (mesa's collect order).
                     let o = self.reg_plus(ins, &data, 1)?;
                     let cmp = self.src(ins, &o, 0, As::U32)?;
-                    args.push(cmp);
+                    args.push(self.resize(cmp, Type::I32, false));
                 }
                 args.push(v);
                 let old = self.ins(
