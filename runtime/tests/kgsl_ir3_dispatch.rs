@@ -1,0 +1,209 @@
+//! A hand-built (capture-free) indirect buffer with a hand-assembled ir3 kernel,
+//! run through the PM4 command processor and the real compute unit (ir3 lifter +
+//! JIT): register state, const load, CP_EXEC_CS, signal write.
+
+use wavejit_frontend::ir3::assemble;
+use wavejit_runtime::AddressSpace;
+use wavejit_runtime::kgsl::ir3_unit::Ir3Unit;
+use wavejit_runtime::kgsl::pm4::packet::op;
+use wavejit_runtime::kgsl::pm4::{
+    CommandProcessor, CpErrorKind, RunOutcome, Submission, type4, type7,
+};
+
+fn lo(a: u64) -> u32 {
+    a as u32
+}
+fn hi(a: u64) -> u32 {
+    (a >> 32) as u32
+}
+
+/// 64-bit address of element `r0.y` (a word index) of the buffer whose pointer
+/// is in const dwords `c`, `c+1`, into the register pair `pair` (`rN`), as
+/// tinygrad's kernels do it: add.u low, carry via cmps.u.lt + cov, add.u high.
+fn address(c: usize, pair: usize) -> String {
+    let cl = format!("c{}.{}", c / 4, ["x", "y", "z", "w"][c % 4]);
+    let ch = format!("c{}.{}", (c + 1) / 4, ["x", "y", "z", "w"][(c + 1) % 4]);
+    format!(
+        "add.u r{pair}.x, {cl}, r0.z\n\
+         cmps.u.lt hr8.x, r{pair}.x, {cl}\n\
+         cov.u16u32 r{pair}.z, hr8.x\n\
+         add.u r{pair}.y, {ch}, r{pair}.z\n"
+    )
+}
+
+/// out[i] = a[i] + b[i] * 2 for i = workgroup * 64 + local id.
+fn kernel() -> Vec<u64> {
+    let src = format!(
+        "shl.b r0.y, r48.x, 6\nadd.u r0.y, r0.y, r0.x\nshl.b r0.z, r0.y, 2\n{}{}{}\
+         (sy)ldg.f32 r4.x, g[r2.x], 1\nldg.f32 r4.y, g[r3.x], 1\n\
+         (sy)mad.f32 r4.z, r4.y, (2.0), r4.x\nstg.f32 g[r1.x], r4.z, 1\nend\n",
+        address(0, 1),
+        address(2, 2),
+        address(4, 3)
+    );
+    let src = src.replace("(2.0)", "r5.x");
+    let src = format!("mov.f32f32 r5.x, (2.000000)\n{src}");
+    assemble(&src).expect("kernel assembles")
+}
+
+struct Rig {
+    mem: AddressSpace,
+    ib: u64,
+    shader: u64,
+    consts: u64,
+    signal: u64,
+    bufs: [u64; 3],
+}
+
+const N: usize = 128;
+
+impl Rig {
+    fn new(prog: &[u64]) -> Rig {
+        let mem = AddressSpace::new();
+        let ib = mem.alloc(4096).expect("ib");
+        let shader = mem.alloc(4096).expect("shader");
+        let consts = mem.alloc(4096).expect("consts");
+        let signal = mem.alloc(4096).expect("signal");
+        let bufs = [0; 3].map(|_| mem.alloc(4 * N as u64).expect("buffer"));
+        let words: Vec<u32> = prog
+            .iter()
+            .flat_map(|w| [*w as u32, (*w >> 32) as u32])
+            .collect();
+        mem.write_u32s(shader, &words).expect("shader write");
+        let mut c = vec![0u32; 1024];
+        for (k, b) in bufs.iter().enumerate() {
+            c[2 * k] = lo(*b);
+            c[2 * k + 1] = hi(*b);
+        }
+        mem.write_u32s(consts, &c).expect("consts write");
+        Rig {
+            mem,
+            ib,
+            shader,
+            consts,
+            signal,
+            bufs,
+        }
+    }
+
+    fn ib_words(&self, instrs: usize, groups: u32, merged: bool) -> Vec<u32> {
+        let cntl0 = (1 << 1) | (9 << 7) | if merged { 1 << 31 } else { 0 };
+        let mut w = vec![type7(op::SET_MARKER, 1), 8];
+        w.extend([type4(0xab00, 1), 5]); // SP_MODE_CNTL: const demotion, GL isam
+        w.extend([type4(0xb990, 7), (63 << 2) | 3, 64 * groups, 0, 1, 0, 1, 0]);
+        w.extend([
+            type4(0xa9b0, 6),
+            cntl0,
+            0x41,
+            0,
+            0,
+            lo(self.shader),
+            hi(self.shader),
+        ]);
+        w.extend([
+            type7(op::LOAD_STATE6_FRAG, 3),
+            0x4036_4000,
+            lo(self.consts),
+            hi(self.consts),
+        ]);
+        w.extend([type4(0xa9bc, 1), instrs.div_ceil(16) as u32]);
+        // wgid -> r48.x, no wgsize/wgoffset, local id -> r0.x; no linear id.
+        w.extend([type4(0xb997, 2), 0xc0 | (0xfc << 8) | (0xfc << 16), 0xfc]);
+        w.extend([type7(op::EXEC_CS, 4), 0, groups, 1, 1]);
+        w.extend([
+            type7(op::EVENT_WRITE, 4),
+            4,
+            lo(self.signal),
+            hi(self.signal),
+            7,
+        ]);
+        w
+    }
+
+    fn submit(
+        &self,
+        words: &[u32],
+        cu: &mut Ir3Unit,
+    ) -> Result<RunOutcome, wavejit_runtime::kgsl::pm4::CpError> {
+        self.mem.write_u32s(self.ib, words).expect("ib write");
+        let mut sub = Submission::new(self.ib, words.len() as u32);
+        let mut cp = CommandProcessor::default();
+        cp.run(&mut sub, &self.mem, cu)
+    }
+}
+
+#[test]
+fn exec_cs_runs_the_lifted_kernel_and_signals() {
+    let prog = kernel();
+    let rig = Rig::new(&prog);
+    let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let b: Vec<f32> = (0..N).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+    rig.mem.write_f32s(rig.bufs[1], &a).expect("a");
+    rig.mem.write_f32s(rig.bufs[2], &b).expect("b");
+    let mut cu = Ir3Unit::new(false);
+    let ib = rig.ib_words(prog.len(), (N / 64) as u32, true);
+    let out = rig.submit(&ib, &mut cu).expect("submission runs");
+    assert_eq!(out, RunOutcome::Done);
+    let got = rig.mem.read_f32s(rig.bufs[0], N).expect("out");
+    for i in 0..N {
+        // mad = round(b*2) then round(+a): exact here since *2 is exact.
+        assert_eq!(
+            got[i].to_bits(),
+            (b[i] * 2.0 + a[i]).to_bits(),
+            "element {i}"
+        );
+    }
+    assert_eq!(rig.mem.read_u32s(rig.signal, 1).expect("signal"), [7]);
+    // Same shader bytes, same state: served from the lift cache.
+    rig.submit(&ib, &mut cu).expect("second run");
+    assert_eq!(cu.lifted_count(), 1);
+}
+
+#[test]
+fn a_kernel_fault_stops_the_ib_and_names_pc_and_register_mode() {
+    let prog = kernel();
+    let rig = Rig::new(&prog);
+    // Point `b` at unmapped memory.
+    let mut c = rig.mem.read_u32s(rig.consts, 1024).expect("consts");
+    c[4] = 0x10;
+    c[5] = 0;
+    rig.mem.write_u32s(rig.consts, &c).expect("consts write");
+    let mut cu = Ir3Unit::new(false);
+    let ib = rig.ib_words(prog.len(), 1, false);
+    let err = rig.submit(&ib, &mut cu).expect_err("must fault");
+    let CpErrorKind::Compute(e) = &err.kind else {
+        panic!("{err}")
+    };
+    let text = e.to_string();
+    // pc 17 is the second ldg (after the mov, 3 index insns, 3 x 4 address insns and the first ldg).
+    assert!(text.contains("separate half registers"), "{text}");
+    assert!(text.contains("pc 0x11"), "{text}");
+    assert!(
+        text.contains("read of 4 bytes at global address 0x10"),
+        "{text}"
+    );
+    assert_eq!(
+        rig.mem.read_u32s(rig.signal, 1).expect("signal"),
+        [0],
+        "signal must not be written"
+    );
+}
+
+#[test]
+fn unsupported_instruction_surfaces_as_a_dispatch_error() {
+    let prog = assemble("(nop1) bary.f r0.x, r0.z, r0.x\nend").expect("asm");
+    let rig = Rig::new(&prog);
+    let mut cu = Ir3Unit::new(true);
+    let err = rig
+        .submit(&rig.ib_words(prog.len(), 1, false), &mut cu)
+        .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("unsupported in compute: bary.f at pc 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("forced by WAVEJIT_IR3_MERGEDREGS=1"),
+        "{text}"
+    );
+}
