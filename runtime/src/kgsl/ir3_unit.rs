@@ -18,10 +18,14 @@ use crate::memory::AddressSpace;
 /// that launch merged-register kernels with SP_CS_CNTL_0.MERGEDREGS clear.
 pub const MERGEDREGS_ENV: &str = "WAVEJIT_IR3_MERGEDREGS";
 
+/// A lifted kernel with the exact words it came from (hash collisions are told
+/// apart by comparing them).
+type Lifted = (Vec<u64>, Arc<Kernel>);
+
 /// Runs lifted ir3 kernels.
 pub struct Ir3Unit {
     jit: Jit,
-    cache: HashMap<(u64, LiftConfig), Vec<(Vec<u64>, Arc<Kernel>)>>,
+    cache: HashMap<(u64, LiftConfig), Vec<Lifted>>,
     force_merged: bool,
 }
 
@@ -103,7 +107,7 @@ fn uniforms(d: &CsDispatch) -> (Vec<u8>, UniformLayout) {
         u.extend_from_slice(&b.to_le_bytes());
     }
     // 8-byte aligned info block.
-    while u.len() % 8 != 0 {
+    while !u.len().is_multiple_of(8) {
         u.push(0);
     }
     l.info_off = u.len() as u32;
