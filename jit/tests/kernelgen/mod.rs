@@ -374,7 +374,9 @@ impl<'c> Gen<'c> {
                 };
                 self.push(r);
             }
-            51..=56 if self.depth < 3 => self.if_else(),
+            51..=54 if self.depth < 3 => self.if_else(),
+            55 if self.depth < 3 => self.switch(),
+            56 if self.depth < 3 => self.early_exit(),
             57..=60 if self.depth < 2 => self.looped(),
             61..=63 => {
                 self.ins(InstKind::Barrier, &[]);
@@ -467,7 +469,7 @@ impl<'c> Gen<'c> {
         let mode = self.mode();
         let fmt = FloatFormat::of_type(ty);
         let mode = Self::fix_nan(mode, fmt);
-        let c = self.next() % 11;
+        let c = self.next() % 12;
         let rs = match c {
             0..=2 => {
                 let op = self.pick(&FBIN);
@@ -529,6 +531,15 @@ impl<'c> Gen<'c> {
                     },
                     &[a],
                 )
+            }
+            11 => {
+                let (a, b, d) = (
+                    self.val(Type::F32),
+                    self.val(Type::F32),
+                    self.val(Type::F32),
+                );
+                let mode = Self::fix_nan(mode, Some(FloatFormat::F32));
+                self.ins(InstKind::PowFixup { mode }, &[a, b, d])
             }
             _ => {
                 let to = self.pick(&FloatFormat::ALL);
@@ -595,6 +606,71 @@ impl<'c> Gen<'c> {
         }
         self.cur = merge;
         self.push(p);
+    }
+
+    /// A per-lane table jump over up to three targets plus a default, joining
+    /// in a block with one parameter.
+    fn switch(&mut self) {
+        let x = self.val(Type::I32);
+        let lane = self.pool[0];
+        let idx = self.ins1(InstKind::IBinary(IBinOp::Xor), &[x, lane]);
+        let three = self.konst(Type::I32, 3);
+        let idx = self.ins1(InstKind::IBinary(IBinOp::And), &[idx, three]);
+        let ty = self.pick(&[Type::I32, Type::I64]);
+        let n = 1 + self.next() % 3;
+        let merge = self.k.add_block();
+        let p = self.k.add_block_param(merge, ty);
+        let targets: Vec<Block> = (0..=n).map(|_| self.k.add_block()).collect();
+        let calls: Vec<BlockCall> = targets[..n as usize]
+            .iter()
+            .map(|&t| BlockCall::new(t, &[]))
+            .collect();
+        self.k.set_terminator(
+            self.cur,
+            wavejit_ir::Terminator::Table {
+                index: idx,
+                targets: calls,
+                default: BlockCall::new(targets[n as usize], &[]),
+            },
+        );
+        let saved = self.pool.clone();
+        for t in targets {
+            self.cur = t;
+            let m = self.next() % 3;
+            self.body(m);
+            let v = self.val(ty);
+            self.k.set_terminator(
+                self.cur,
+                wavejit_ir::Terminator::Jump(BlockCall::new(merge, &[v])),
+            );
+            self.pool = saved.clone();
+        }
+        self.cur = merge;
+        self.push(p);
+    }
+
+    /// Some lanes store a marker to their output and exit early.
+    fn early_exit(&mut self) {
+        let cnd = self.cond();
+        let leave = self.k.add_block();
+        let cont = self.k.add_block();
+        self.k.set_terminator(
+            self.cur,
+            wavejit_ir::Terminator::Branch {
+                cond: cnd,
+                then: BlockCall::new(leave, &[]),
+                otherwise: BlockCall::new(cont, &[]),
+            },
+        );
+        self.cur = leave;
+        let tag = u64::from(self.next() % 0x1000);
+        let marker = self.konst(Type::I64, 0xdead_0000 + tag);
+        self.ins(
+            InstKind::Store(MemAccess::scalar(AddrSpace::Global, Type::I64)),
+            &[self.out, marker],
+        );
+        self.k.set_terminator(leave, wavejit_ir::Terminator::Exit);
+        self.cur = cont;
     }
 
     fn looped(&mut self) {
@@ -733,6 +809,21 @@ impl<'c> Gen<'c> {
     fn shared_mem(&mut self) {
         let ty = self.pick(&[Type::I32, Type::I64, Type::F32, Type::I16]);
         let off = self.offset(SHARED_BYTES, 8);
+        let c = self.next();
+        if c % 5 == 4 && ty.is_int() {
+            // Narrow or vector stores.
+            let mut a = MemAccess::scalar(AddrSpace::Shared, ty);
+            let mut args = vec![off, self.val(ty)];
+            if ty.bits() > 8 && c % 2 == 0 {
+                a.bits = 8;
+                a.align = 1;
+            } else {
+                a.count = 2;
+                args.push(self.val(ty));
+            }
+            self.ins(InstKind::Store(a), &args);
+            return;
+        }
         if self.next().is_multiple_of(2) {
             let v = self.val(ty);
             self.ins(
