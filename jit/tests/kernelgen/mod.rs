@@ -814,7 +814,7 @@ impl<'c> Gen<'c> {
             // Narrow or vector stores.
             let mut a = MemAccess::scalar(AddrSpace::Shared, ty);
             let mut args = vec![off, self.val(ty)];
-            if ty.bits() > 8 && c % 2 == 0 {
+            if ty.bits() > 8 && c.is_multiple_of(2) {
                 a.bits = 8;
                 a.align = 1;
             } else {
