@@ -7,21 +7,33 @@ use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
 use crate::plan::Plan;
 
+/// A kernel compiled for batches of a given number of lanes.
 pub struct Compiled {
     /// The kernel this was compiled from (cache hits compare it).
-    pub kernel: Kernel,
+    pub(crate) kernel: Kernel,
     /// Lanes per batch the code was compiled for.
-    pub lanes: usize,
-    pub plan: Plan,
+    pub(crate) lanes: usize,
+    pub(crate) plan: Plan,
     /// Argument types of every instruction, by instruction index.
-    pub arg_tys: Vec<Vec<Type>>,
+    pub(crate) arg_tys: Vec<Vec<Type>>,
     /// The block of every instruction.
-    pub inst_block: SecondaryMap<Inst, Block>,
-    pub code: CompiledCode,
+    pub(crate) inst_block: SecondaryMap<Inst, Block>,
+    pub(crate) code: CompiledCode,
 }
 
 impl Compiled {
-    pub fn new(kernel: &Kernel, lanes: usize) -> Result<Compiled, JitError> {
+    /// Lanes per batch the code was compiled for.
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// Straight-line segments the kernel was cut into (between barriers and
+    /// cross-lane instructions).
+    pub fn segment_count(&self) -> usize {
+        self.plan.segments.len()
+    }
+
+    pub(crate) fn new(kernel: &Kernel, lanes: usize) -> Result<Compiled, JitError> {
         let plan = Plan::new(kernel);
         let arg_tys = kernel
             .insts

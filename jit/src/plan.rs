@@ -223,3 +223,54 @@ fn spill_analysis(
     }
     spill
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wavejit_ir::{Builder, IBinOp, MemAccess, Type};
+
+    /// entry: add; store shared; load shared; load shared; store global; barrier;
+    /// ballot; exit.
+    #[test]
+    fn segments_end_at_sync_points_and_runs_split_at_visible_writes() {
+        let mut k = Kernel::new("plan");
+        k.shared_size = 16;
+        let entry = k.add_block();
+        let mut b = Builder::new(&mut k, entry);
+        let one = b.iconst(Type::I32, 1);
+        let two = b.ins(InstKind::IBinary(IBinOp::Add), &[one, one]);
+        let sh = MemAccess::scalar(AddrSpace::Shared, Type::I32);
+        b.ins(InstKind::Store(sh), &[two, one]);
+        let x = b.ins(InstKind::Load(sh), &[two]);
+        let y = b.ins(InstKind::Load(sh), &[one]);
+        let addr = b.iconst(Type::I64, 0x1000);
+        b.ins(
+            InstKind::Store(MemAccess::scalar(AddrSpace::Global, Type::I32)),
+            &[addr, x],
+        );
+        b.ins(InstKind::Barrier, &[]);
+        let t = b.iconst(Type::I1, 1);
+        b.ins(InstKind::Ballot, &[t, t]);
+        b.exit();
+        let plan = Plan::new(&k);
+        // Positions: 0 const, 1 add, 2 store, 3 load, 4 load, 5 const, 6 store,
+        // 7 barrier, 8 const, 9 ballot, 10 exit.
+        assert_eq!(plan.kind(0), PcKind::Segment(0));
+        assert_eq!(plan.kind(1), PcKind::Inner);
+        assert!(matches!(plan.kind(7), PcKind::Sync(_)));
+        assert_eq!(plan.kind(8), PcKind::Segment(1));
+        assert!(matches!(plan.kind(9), PcKind::Sync(_)));
+        assert_eq!(plan.kind(10), PcKind::Segment(2));
+        assert_eq!(plan.segments.len(), 3);
+        let seg = &plan.segments[0];
+        assert_eq!(seg.next_pc, Some(7));
+        // [const, add, store] | [load, load, const] | [store].
+        let sizes: Vec<usize> = seg.runs.iter().map(|r| r.insts.len()).collect();
+        assert_eq!(sizes, vec![3, 3, 1]);
+        assert!(plan.segments[2].runs[0].term);
+        // x crosses runs; y is never used; `two` is used in its own run and the next.
+        assert!(plan.spill[x]);
+        assert!(!plan.spill[y]);
+        assert!(plan.spill[two]);
+    }
+}

@@ -1,0 +1,104 @@
+//! The engine's behaviour around compilation: the kernel cache, interpreter
+//! tiering and the fallback for kernels that do not verify.
+
+mod support;
+
+use support::{BUF, run_on};
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{
+    AddrSpace, Builder, Builtin, CastOp, Dispatch, Engine, IBinOp, InstKind, Kernel, MemAccess,
+    Type,
+};
+use wavejit_jit::{Jit, JitConfig};
+
+/// out[local] = local * k
+fn kernel(k: u64) -> Kernel {
+    let mut kern = Kernel::new("scale");
+    let entry = kern.add_block();
+    let mut b = Builder::new(&mut kern, entry);
+    let local = b.ins(InstKind::Builtin(Builtin::LocalIndex), &[]);
+    let kc = b.iconst(Type::I32, k);
+    let v = b.ins(InstKind::IBinary(IBinOp::Mul), &[local, kc]);
+    let l64 = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[local],
+    );
+    let four = b.iconst(Type::I64, 4);
+    let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[l64, four]);
+    let base = b.iconst(Type::I64, BUF);
+    let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[base, off]);
+    b.ins(
+        InstKind::Store(MemAccess::scalar(AddrSpace::Global, Type::I32)),
+        &[addr, v],
+    );
+    b.exit();
+    kern
+}
+
+fn config(interp_below: u64) -> JitConfig {
+    JitConfig {
+        batch_lanes: 64,
+        threads: 1,
+        interp_below,
+    }
+}
+
+#[test]
+fn cache_hits_do_not_recompile() {
+    let jit = Jit::new(config(0));
+    assert_eq!(jit.name(), "jit");
+    let d = Dispatch::new([2, 1, 1], [8, 1, 1]);
+    let a = run_on(&jit, &kernel(3), &d, &[0; 64], &[], true);
+    let b = run_on(&jit, &kernel(3), &d, &[0; 64], &[], true);
+    assert_eq!(jit.compile_count(), 1);
+    assert_eq!(a, b);
+    assert_eq!(&a.memory[..8], &[0, 0, 0, 0, 3, 0, 0, 0]);
+    // Another kernel, and the same kernel with another batch width, compile anew;
+    // another workgroup shape of the same width reuses the code.
+    run_on(&jit, &kernel(5), &d, &[0; 64], &[], true);
+    assert_eq!(jit.compile_count(), 2);
+    let shape = |x, y| Dispatch::new([1, 1, 1], [x, y, 1]);
+    run_on(&jit, &kernel(3), &shape(4, 4), &[0; 256], &[], true);
+    assert_eq!(jit.compile_count(), 2);
+    run_on(&jit, &kernel(3), &shape(48, 1), &[0; 256], &[], true);
+    assert_eq!(jit.compile_count(), 3);
+    let c = jit.compile(&kernel(3), 64).map(|c| c.lanes());
+    assert_eq!(c.ok(), Some(64));
+    assert_eq!(jit.compile_count(), 3);
+}
+
+#[test]
+fn tiny_dispatches_may_run_on_the_interpreter() {
+    let d = Dispatch::new([1, 1, 1], [8, 1, 1]);
+    let tiered = Jit::new(config(1_000_000));
+    let got = run_on(&tiered, &kernel(7), &d, &[0; 32], &[], false);
+    assert_eq!(tiered.compile_count(), 0);
+    let want = run_on(&Interpreter, &kernel(7), &d, &[0; 32], &[], false);
+    assert_eq!(got, want);
+    // Once compiled (here explicitly), even tiny dispatches use the code.
+    assert!(tiered.compile(&kernel(7), 8).is_ok());
+    let again = run_on(&tiered, &kernel(7), &d, &[0; 32], &[], false);
+    assert_eq!(again, want);
+    assert_eq!(tiered.compile_count(), 1);
+}
+
+#[test]
+fn unverified_kernels_get_the_interpreters_answer() {
+    // A use of a value defined nowhere: the interpreter faults with its
+    // malformed-kernel trap; the JIT must not compile it and reports the same.
+    let mut k = kernel(1);
+    let entry = wavejit_ir::Block::from_u32(0);
+    let bogus = wavejit_ir::Value::from_u32(999);
+    k.append_inst(entry, InstKind::IBinary(IBinOp::Add), &[bogus, bogus]);
+    let jit = Jit::new(config(0));
+    let d = Dispatch::new([1, 1, 1], [4, 1, 1]);
+    let got = run_on(&jit, &k, &d, &[0; 16], &[], true);
+    let want = run_on(&Interpreter, &k, &d, &[0; 16], &[], false);
+    assert_eq!(got.fault, want.fault);
+    assert!(got.fault.is_some());
+    assert_eq!(jit.compile_count(), 0);
+    assert!(jit.compile(&k, 4).is_err());
+}
