@@ -22,7 +22,7 @@ pub const WATCHDOG_FAULT: u32 = u32::MAX - 1;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct LaneRec {
-    /// Linear pc (see `plan::Plan::pc_of`), or [`PC_DEAD`].
+    /// Linear pc (`plan::Plan::block_pc` + index in block), or [`PC_DEAD`].
     pub pc: u32,
     /// Index of the faulting instruction, [`WATCHDOG_FAULT`] or [`NO_FAULT`].
     pub fault: u32,

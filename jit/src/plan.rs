@@ -166,11 +166,6 @@ impl Plan {
         }
     }
 
-    /// Linear pc of instruction index `index` of `block` (`len` = terminator).
-    pub fn pc_of(&self, block: Block, index: usize) -> u32 {
-        self.block_pc[block] + index as u32
-    }
-
     pub fn kind(&self, pc: u32) -> PcKind {
         self.kinds
             .get(pc as usize)
