@@ -28,8 +28,16 @@ proptest! {
     }
 }
 
+/// Cases of the long run: `WAVEJIT_LONG_CASES` or 50,000.
+fn long_cases() -> u32 {
+    std::env::var("WAVEJIT_LONG_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(50_000)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 50_000, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: long_cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// The long run: `cargo test --release -p wavejit-jit --test differential -- --ignored`.
     #[test]

@@ -190,16 +190,25 @@ impl Lower<'_, '_> {
         self.b.ins().bitcast(it, MemFlagsData::new(), x)
     }
 
-    /// Replaces a NaN result `r` by the first NaN operand quieted, or the default NaN.
+    /// Replaces a NaN result `r` by the first NaN operand quieted, or the default
+    /// NaN (on a cold path: NaN results are rare).
     fn fix_nan(&mut self, f: Bits, r: ir::Value, ops: &[ir::Value]) -> ir::Value {
+        let rn = self.is_nan(f, r);
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let out = self.b.append_block_param(join, f.int);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(rn, slow, &[], join, &[r.into()]);
+        self.b.switch_to_block(slow);
         let mut nan = self.iconst(f.int, f.exp | f.quiet);
         for &x in ops.iter().rev() {
             let xn = self.is_nan(f, x);
             let q = self.b.ins().bor_imm_s(x, f.quiet);
             nan = self.b.ins().select(xn, q, nan);
         }
-        let rn = self.is_nan(f, r);
-        self.b.ins().select(rn, nan, r)
+        self.b.ins().jump(join, &[nan.into()]);
+        self.b.switch_to_block(join);
+        out
     }
 
     /// The order key of `semantics::minmax`: sign-magnitude as a signed integer
