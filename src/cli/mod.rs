@@ -6,6 +6,7 @@ mod demo;
 mod ir;
 mod isa;
 mod kgsl;
+mod rv32;
 
 use std::process::ExitCode;
 
@@ -49,6 +50,11 @@ enum Command {
         #[command(subcommand)]
         command: isa::AgxCommand,
     },
+    /// RV32 SIMT GPGPU (QEMU camp device): disassemble, run on the MMIO device.
+    Rv32 {
+        #[command(subcommand)]
+        command: rv32::Rv32Command,
+    },
 }
 
 /// A failure of a subcommand, printed as `wavejit: <message>`.
@@ -62,5 +68,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Ir3 { command } => isa::ir3(command),
         Command::Agx { command } => isa::agx(command),
         Command::Kgsl { command } => kgsl::run(command),
+        Command::Rv32 { command } => rv32::run(command),
     }
 }
