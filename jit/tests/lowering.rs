@@ -388,3 +388,74 @@ fn watchdog_and_trap() {
     assert_eq!(f.kind, FaultKind::Trap { code: 7 });
     assert_eq!(f.guest_pc, Some(0x40));
 }
+
+/// Step limit 0 faults every lane on entry; the lowest one is reported.
+#[test]
+fn zero_step_limit_faults_on_entry() {
+    let mut k = Kernel::new("entry");
+    let entry = k.add_block();
+    Builder::new(&mut k, entry).exit();
+    let mut d = Dispatch::new([2, 1, 1], [3, 1, 1]);
+    d.step_limit = 0;
+    let f = compare(&k, &d, &[], &[]).fault.expect("watchdog");
+    assert_eq!(f.kind, FaultKind::Watchdog { limit: 0 });
+    assert_eq!((f.lane.workgroup, f.lane.local), ([0; 3], [0; 3]));
+    assert_eq!(f.inst, None);
+}
+
+/// A 3-D workgroup with a 128-lane wave: ballot sees lanes 0..63 only, builtins
+/// follow x-fastest order.
+#[test]
+fn wide_wave_in_a_3d_workgroup() {
+    let mut k = Kernel::new("wide");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let li = b.ins(InstKind::Builtin(Builtin::LocalIndex), &[]);
+    let z = b.ins(InstKind::Builtin(Builtin::LocalId(2)), &[]);
+    let one = b.iconst(Type::I32, 1);
+    let odd = b.ins(InstKind::IBinary(IBinOp::And), &[li, one]);
+    let t = b.iconst(Type::I1, 1);
+    let c = b.ins(
+        InstKind::Cast {
+            op: CastOp::Trunc,
+            to: Type::I1,
+        },
+        &[odd],
+    );
+    let ballot = b.ins(InstKind::Ballot, &[t, c]);
+    let zz = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[z],
+    );
+    let mixed = b.ins(InstKind::IBinary(IBinOp::Xor), &[ballot, zz]);
+    let l64 = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[li],
+    );
+    let eight = b.iconst(Type::I64, 8);
+    let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[l64, eight]);
+    let base = b.iconst(Type::I64, BUF);
+    let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[base, off]);
+    store(&mut b, AddrSpace::Global, Type::I64, addr, mixed);
+    b.exit();
+    let mut d = Dispatch::new([1, 1, 1], [5, 4, 8]);
+    d.wave_size = 128;
+    let out = compare(&k, &d, &[0; 160 * 8], &[]);
+    assert_eq!(out.fault, None);
+    let words: Vec<u64> = out
+        .memory
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    let odd_bits = 0xaaaa_aaaa_aaaa_aaaa_u64;
+    assert_eq!(words[0], odd_bits);
+    // Lane 20 has z = 1; lanes 128..160 form the second (32-lane) wave.
+    assert_eq!(words[20], odd_bits ^ 1);
+    assert_eq!(words[128], 0xaaaa_aaaa ^ 6);
+}
