@@ -1,16 +1,35 @@
 //! Cranelift JIT for wavejit IR kernels.
 //!
-//! Architecture (see the module docs for details):
-//! - [`plan`] cuts a kernel into segments (straight-line code between barriers and
-//!   cross-lane instructions) and lane-major runs.
-//! - [`codegen`] lowers the whole kernel to one Cranelift function that runs one
-//!   segment for a list of co-active lanes; integer and memory instructions are
-//!   inline, float instructions call `semantics::eval_pure`.
-//! - [`exec`] is the batch scheduler: several whole workgroups side by side, the
-//!   interpreter's lowest-pc-first order per wave, barriers and cross-lane
-//!   instructions (`semantics::wave`), and fault reports.
-//! - [`run`] splits a dispatch into batches over threads; [`Jit`] caches compiled
-//!   kernels by content.
+//! Architecture:
+//! - [`plan`] cuts a kernel into *segments* (straight-line code between barriers
+//!   and cross-lane instructions, which are sync points) and each segment into
+//!   lane-major *runs*; a lane's pc is always a segment start or a sync position.
+//! - [`codegen`] lowers the whole kernel to one Cranelift function
+//!   `fn(ctx, seg, list, n, limit)`: it runs segment `seg` for the listed
+//!   co-active lanes (a scalar loop per run; values inside a run are SSA values,
+//!   values read elsewhere live in a per-lane register slab), then chains into the
+//!   next segment while all listed lanes stay together below `limit` (uniform
+//!   branches and loops never leave compiled code).
+//! - [`exec`] is the batch scheduler: several whole workgroups side by side (one
+//!   shared region per workgroup, private memory per lane), the interpreter's
+//!   schedule per workgroup (waves in order, lowest pc first, parked lanes
+//!   released after a round), barriers, cross-lane instructions through
+//!   `semantics::wave::eval_wave`, and faults (FAULT RULE: lowest lane wins).
+//! - [`run`] splits a dispatch into batches over threads (bit-identical to one
+//!   thread); [`Jit`] caches compiled kernels by content and batch width.
+//!
+//! Inline in compiled code: constants, builtins, every integer op (division
+//! without traps), compares, selects, casts, control flow with parallel block
+//! arguments and the watchdog, all memory accesses with the interpreter's checks
+//! (global ones against the last region of `GlobalMemory::regions`), shared
+//! atomics, and f32/f64 float ops in round-to-nearest without exception flags
+//! (add, sub, mul, div, min/max, minimum/maximum, copysign, neg, abs, sqrt,
+//! floor/ceil/trunc/nearest with SSE4.1, fma with FMA, fcmp) including FTZ,
+//! NaN propagation, canonical NaN and saturation. Through host helpers: every
+//! other pure instruction via `semantics::eval_pure` (f16, directed rounding,
+//! flags, conversions, special functions, bit fields), global address
+//! translation on a cache miss, global atomics (`GlobalMemory::atomic`) and the
+//! atomic value rule for shared memory.
 
 mod abi;
 mod codegen;
