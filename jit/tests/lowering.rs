@@ -459,3 +459,46 @@ fn wide_wave_in_a_3d_workgroup() {
     assert_eq!(words[20], odd_bits ^ 1);
     assert_eq!(words[128], 0xaaaa_aaaa ^ 6);
 }
+
+/// Signed compares of i1 read 1 as -1 (found by reading the semantics; the
+/// generator now compares i1 values too).
+#[test]
+fn signed_compare_of_i1() {
+    let mut k = Kernel::new("i1cmp");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let (id, addr) = lane_addr(&mut b, 8);
+    let one = b.iconst(Type::I32, 1);
+    let bit = b.ins(InstKind::IBinary(IBinOp::And), &[id, one]);
+    let x = b.ins(
+        InstKind::Cast {
+            op: CastOp::Trunc,
+            to: Type::I1,
+        },
+        &[bit],
+    );
+    let zero = b.iconst(Type::I1, 0);
+    let mut word = b.iconst(Type::I64, 0);
+    for (k, cc) in [IntCC::Slt, IntCC::Sle, IntCC::Sgt, IntCC::Sge, IntCC::Ult]
+        .into_iter()
+        .enumerate()
+    {
+        let r = b.ins(InstKind::Icmp(cc), &[x, zero]);
+        let r64 = b.ins(
+            InstKind::Cast {
+                op: CastOp::Zext,
+                to: Type::I64,
+            },
+            &[r],
+        );
+        let sh = b.iconst(Type::I64, k as u64);
+        let r64 = b.ins(InstKind::IBinary(IBinOp::Shl), &[r64, sh]);
+        word = b.ins(InstKind::IBinary(IBinOp::Or), &[word, r64]);
+    }
+    store(&mut b, AddrSpace::Global, Type::I64, addr, word);
+    b.exit();
+    let out = compare(&k, &Dispatch::new([1, 1, 1], [2, 1, 1]), &[0; 16], &[]);
+    // Lane 0: x = 0 = zero: Sle, Sge. Lane 1: x = -1 < 0: Slt, Sle.
+    assert_eq!(out.memory[0], 0b01010);
+    assert_eq!(out.memory[8], 0b00011);
+}

@@ -64,7 +64,22 @@ impl Lower<'_, '_> {
         let x = match kind {
             InstKind::IBinary(op) => self.ibinary(op, t0, vals[0], vals[1]),
             InstKind::IUnary(op) => self.iunary(op, t0, vals[0]),
-            InstKind::Icmp(c) => self.b.ins().icmp(cc(c), vals[0], vals[1]),
+            InstKind::Icmp(c) => {
+                // An i1 read as signed is 0 or -1, so its signed order is the
+                // reverse of the unsigned order of 0/1.
+                let c = if t0 == Type::I1 {
+                    match c {
+                        IntCC::Slt => IntCC::Ugt,
+                        IntCC::Sle => IntCC::Uge,
+                        IntCC::Sgt => IntCC::Ult,
+                        IntCC::Sge => IntCC::Ule,
+                        c => c,
+                    }
+                } else {
+                    c
+                };
+                self.b.ins().icmp(cc(c), vals[0], vals[1])
+            }
             InstKind::Select => self.b.ins().select(vals[0], vals[1], vals[2]),
             InstKind::Cast { op, to } => self.cast(op, t0, to, vals[0]),
             _ => return Err(JitError::Malformed("not an integer instruction")),

@@ -350,7 +350,7 @@ impl<'c> Gen<'c> {
                 self.push(r);
             }
             23..=27 => {
-                let ty = self.pick(&INT_TYPES);
+                let ty = self.pick(&[Type::I1, Type::I8, Type::I16, Type::I32, Type::I64]);
                 let cc = self.pick(&ICC);
                 let (a, b) = (self.val(ty), self.val(ty));
                 let cnd = self.ins1(InstKind::Icmp(cc), &[a, b]);
