@@ -94,8 +94,33 @@ impl Lifter<'_> {
         )
     }
 
+    /// Writes an ALU result. A float result whose precision differs from the
+    /// destination's (DST_CONV: mesa folds an f2f32/f2f16 into the ALU) is
+    /// converted: computed at the source precision, then widened exactly or
+    /// narrowed with nearest-even and the a630 result rules.
     fn fdst(&mut self, ins: &Instr, i: u32, v: Value) -> Result<(), LiftError> {
         let d = self.dstop(ins)?;
+        let is_pred =
+            matches!(d.kind, crate::ir3::OperandKind::Gpr(r) if (0xf8..0xfc).contains(&r));
+        let v = match (self.ty(v), d.half && !is_pred) {
+            (Type::F16, false) if !is_pred => self.ins(
+                InstKind::Fcvt {
+                    from: wavejit_ir::FloatFormat::F16,
+                    to: wavejit_ir::FloatFormat::F32,
+                    mode: a630_mode(false, false),
+                },
+                &[v],
+            ),
+            (Type::F32, true) => self.ins(
+                InstKind::Fcvt {
+                    from: wavejit_ir::FloatFormat::F32,
+                    to: wavejit_ir::FloatFormat::F16,
+                    mode: a630_mode(true, false),
+                },
+                &[v],
+            ),
+            _ => v,
+        };
         self.dst(ins, &d, i, v)
     }
 
@@ -635,12 +660,6 @@ impl Lifter<'_> {
                 },
                 &[a],
             ),
-        };
-        let dh = self.dstop(ins)?.half;
-        let r = if dh == half {
-            r
-        } else {
-            return Err(self.malformed(ins, "SFU precision mismatch".into()));
         };
         self.fdst(ins, i, r)
     }
