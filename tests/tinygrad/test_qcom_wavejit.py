@@ -156,6 +156,54 @@ def test_image_paths():
   close((Tensor(a) @ Tensor(b)).relu().numpy(), np.maximum(a @ b, 0), rtol=1e-3, atol=1e-3)
 
 
+
+def test_larger_matmul_and_mean_var():
+  a, b = f32(128, 96), f32(96, 80)
+  close((Tensor(a) @ Tensor(b)).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+  x = f32(40, 300)
+  close(Tensor(x).mean(axis=1).numpy(), x.mean(axis=1), rtol=1e-4, atol=1e-5)
+  close(Tensor(x).var(axis=1).numpy(), x.var(axis=1, ddof=1), rtol=1e-3, atol=1e-4)
+
+
+def test_activations():
+  a = f32(257)
+  t = Tensor(a)
+  close(t.relu().numpy(), np.maximum(a, 0))
+  close(t.sigmoid().numpy(), 1 / (1 + np.exp(-a)), rtol=1e-5, atol=1e-6)
+  close(t.tanh().numpy(), np.tanh(a), rtol=1e-4, atol=1e-5)
+  close((t.abs() + 0.5).pow(1.7).numpy(), (np.abs(a) + 0.5) ** 1.7, rtol=1e-4)
+
+
+def test_int_mod_and_compare():
+  a = rng.integers(0, 10000, 300).astype(np.int32)
+  b = rng.integers(1, 97, 300).astype(np.int32)
+  np.testing.assert_equal((Tensor(a) % Tensor(b)).numpy(), a % b)
+  np.testing.assert_equal((Tensor(a) == Tensor(b)).numpy(), a == b)
+  np.testing.assert_equal(Tensor(a).max().numpy(), a.max())
+
+
+def test_arange_cat_onehot():
+  np.testing.assert_equal(Tensor.arange(1000).numpy(), np.arange(1000))
+  a, b = f32(3, 5), f32(4, 5)
+  close(Tensor(a).cat(Tensor(b), dim=0).numpy(), np.concatenate([a, b]))
+  idx = np.array([0, 3, 2, 1], np.int32)
+  np.testing.assert_equal(Tensor(idx).one_hot(4).numpy(), np.eye(4, dtype=np.int32)[idx])
+
+
+def test_max_pool_and_half_matmul():
+  x = f32(1, 2, 8, 8)
+  ref = x.reshape(1, 2, 4, 2, 4, 2).max(axis=(3, 5))
+  close(Tensor(x).max_pool2d(2).numpy(), ref)
+  a, b = f32(16, 32).astype(np.float16), f32(32, 8).astype(np.float16)
+  out = (Tensor(a) @ Tensor(b)).numpy()
+  close(out.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=2e-2)
+
+
+def test_sum_many_workgroups():
+  a = f32(1 << 16)
+  close(Tensor(a).sum().numpy(), a.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
+
+
 def _gather_kernel(out, inp, idx):
   from tinygrad import UOp
   from tinygrad.uop.ops import KernelInfo

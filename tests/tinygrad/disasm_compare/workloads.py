@@ -116,6 +116,35 @@ def image_half():
           e(4, 32, dtype=dtypes.float16).dot(e(32, 32, dtype=dtypes.float16)))
 
 
+def fast_idiv():
+  a, b = e(1000, dtype=dtypes.int32), e(1000, dtype=dtypes.uint32)
+  realize(a // 7, a % 13, b // 1000, b % 97, a // -3, (a * b.cast(dtypes.int32)) // 12345)
+
+
+def half_math():
+  a, b = e(100, dtype=dtypes.float16), e(100, dtype=dtypes.float16)
+  realize(a < b, (a < b).where(a, b), a.cos(), a.tan(), a.exp2(), a.log2(), a.reciprocal(), a.rsqrt(), a.cast(dtypes.int8), a.sum(),
+          a.max(), a.abs() + b, a.maximum(b), a.trunc(), a.floor(), (a * b + a).relu())
+
+
+def misc():
+  x = e(16, 33)
+  realize(x.pad(((2, 2), (3, 3)), mode="reflect"), x.cos(), x.asin(), x.isnan(), x.isinf(), x.lerp(x, 0.3), x.logsumexp(1),
+          x.cumprod(1), x.masked_fill(x > 0, 2.0), x.relu6(), x.hardtanh(), x.tril(), x.triu(), x.roll(3, 1))
+
+
+def mnist():
+  x = e(4, 1, 28, 28)
+  y = x.conv2d(e(32, 1, 5, 5)).relu().conv2d(e(32, 32, 5, 5)).relu().max_pool2d()
+  y = y.conv2d(e(64, 32, 3, 3)).relu().max_pool2d().flatten(1)
+  realize((y @ e(1024, 10)).log_softmax())
+
+
+def big_matmul():
+  realize(e(512, 512) @ e(512, 512), e(256, 256, dtype=dtypes.float16) @ e(256, 256, dtype=dtypes.float16),
+          e(128, 128, dtype=dtypes.int8).matmul(e(128, 128, dtype=dtypes.int8), dtype=dtypes.int32))
+
+
 PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAMES] + [
   ("transcendental", transcendental, {}),
   ("transcendental_sw", transcendental, {"TRANSCENDENTAL": 2}),
@@ -129,10 +158,17 @@ PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAME
   ("nn", nn, {}),
   ("random", random, {}),
   ("int64", int64_ops, {}),
+  ("fast_idiv", fast_idiv, {"DISABLE_FAST_IDIV": 0}),
+  ("half_math", half_math, {}),
+  ("misc", misc, {}),
+  ("mnist", mnist, {}),
+  ("big_matmul", big_matmul, {}),
+  ("reductions_nolocals", reductions, {"NOLOCALS": 1}),
+  ("conv_noopt", conv, {"NOOPT": 1}),
 ]
 
 IMAGE = [
   ("image_conv", image_ops, {"IMAGE": 1}),
   ("image_conv_float16", image_half, {"IMAGE": 1, "FLOAT16": 1}),
-  ("image2_conv", image_ops, {"IMAGE": 2}),
+  ("image_mnist", mnist, {"IMAGE": 1}),
 ]
