@@ -183,7 +183,12 @@ def test_int_mod_and_compare():
 
 
 def test_arange_cat_onehot():
-  np.testing.assert_equal(Tensor.arange(1000).numpy(), np.arange(1000))
+  # Combined with a device buffer so the arange kernel runs on QCOM (a bare
+  # arange is evaluated by tinygrad's CPU device, which needs clang).
+  z = Tensor(np.zeros(1000, np.int32))
+  np.testing.assert_equal((z + Tensor.arange(1000, dtype=dtypes.int32)).numpy(), np.arange(1000, dtype=np.int32))
+  zf = Tensor(np.zeros(40, np.float32))
+  close((zf + Tensor.arange(0, 10, 0.25)).numpy(), np.arange(0, 10, 0.25, dtype=np.float32))
   a, b = f32(3, 5), f32(4, 5)
   close(Tensor(a).cat(Tensor(b), dim=0).numpy(), np.concatenate([a, b]))
   idx = np.array([0, 3, 2, 1], np.int32)
