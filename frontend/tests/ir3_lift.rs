@@ -430,3 +430,64 @@ fn undecodable_words_name_word_and_pc() {
     );
     assert!(e.to_string().contains("0xffffffffffffffff at pc 1"), "{e}");
 }
+
+#[test]
+fn dst_conv_widens_a_half_result() {
+    // mul.f r2.x, hr6.x, hr6.y: f16 product (rounded to f16), written as f32.
+    // 1.0009765625 * 1.0009765625 = 1.00195407..., f16 rounds to 1.001953125.
+    let v = run1(
+        "mov.u16u16 hr6.x, hc1.x\nmov.u16u16 hr6.y, hc1.x\nmul.f r2.x, hr6.x, hr6.y",
+        &[0x3c01],
+    );
+    assert_eq!(v, 1.001_953_1_f32.to_bits());
+}
+
+/// isam.s2en with a register texture index past the 16 preloaded descriptors:
+/// the descriptor comes from memory at SP_CS_TEXMEMOBJ_BASE + 64 * index.
+fn isam_from_memory(fmt: u32, texel_words: &[u32], x: u32) -> Vec<u32> {
+    let desc_base = BUF + 0x1000;
+    let image = BUF + 0x2000;
+    let (bpp, width, height) = (if fmt == 0x82 { 16 } else { 8 }, 4u32, 2u32);
+    let pitch = bpp * width;
+    let mut mem = vec![0u32; 0x3000 / 4];
+    let d = (0x1000 + 64 * 17) / 4;
+    mem[d] = fmt << 22;
+    mem[d + 1] = width | (height << 15);
+    mem[d + 2] = (pitch << 7) | (1 << 29);
+    mem[d + 4] = image as u32;
+    mem[d + 5] = (image >> 32) as u32;
+    // texel (2, 1)
+    let t = (0x2000 + pitch + 2 * bpp) as usize / 4;
+    mem[t..t + texel_words.len()].copy_from_slice(texel_words);
+    let body = format!(
+        "mov.u16u16 hr6.x, 17\nmov.u32u32 r0.z, {x}\nmov.u32u32 r0.w, 1\n\
+         isam.s2en.nonuniform (f32)(xyzw)r4.x, r0.z, hr6.x\n(sy)stg.u32 g[r1.x], r4.x, 4\nend\n"
+    );
+    let src = format!("shl.b r0.y, r0.x, 2\nadd.u r1.x, c0.x, r0.y\nmov.u32u32 r1.y, c0.y\n{body}");
+    let words = assemble(&src).expect("asm");
+    let mut cfg = LiftConfig::default();
+    cfg.uniforms.info_off = 4096;
+    let kernel = lift(&words, &cfg).expect("lift");
+    let mut disp = Dispatch::new([1, 1, 1], [1, 1, 1]);
+    let mut u = uniforms(&[]);
+    u.extend_from_slice(&desc_base.to_le_bytes());
+    u.extend_from_slice(&0u64.to_le_bytes());
+    disp.uniforms = u;
+    let b = Buffer::new(&mem);
+    Interpreter.run(&kernel, &disp, &b).expect("isam");
+    b.words()[..4].to_vec()
+}
+
+#[test]
+fn texture_index_from_a_register_reads_descriptors_from_memory() {
+    let f = [1.5f32, -2.0, 0.25, 1.0e-30].map(f32::to_bits);
+    assert_eq!(isam_from_memory(0x82, &f, 2), f);
+    // Outside the image: the zero border.
+    assert_eq!(isam_from_memory(0x82, &f, 4), [0, 0, 0, 0]);
+    // f16 texels widen exactly.
+    let h = [0x3e00 | (0xc000 << 16), 0x3400 | (0x3c00 << 16)];
+    assert_eq!(
+        isam_from_memory(0x62, &h, 2),
+        [1.5f32, -2.0, 0.25, 1.0].map(f32::to_bits)
+    );
+}
