@@ -180,6 +180,7 @@ impl<'a> Runner<'a> {
         self.parked.fill(false);
         let shared = self.shared.as_mut_ptr() as u64;
         let private = self.private.as_mut_ptr() as u64;
+        // The entry block is block 0, at linear pc 0.
         let entry_pc = 0;
         for (lane, rec) in self.recs.iter_mut().enumerate() {
             let (slot, local) = (lane / self.wg_lanes.max(1), lane % self.wg_lanes.max(1));
@@ -277,15 +278,11 @@ impl<'a> Runner<'a> {
     }
 
     fn ctx(&mut self) -> BatchCtx {
-        let [u_ptr, u_len] = [
-            self.dispatch.uniforms.as_ptr() as u64,
-            self.dispatch.uniforms.len() as u64,
-        ];
         BatchCtx {
             regs: self.regs.as_mut_ptr(),
             lanes: self.recs.as_mut_ptr(),
-            uniforms: u_ptr as *const u8,
-            uniforms_len: u_len,
+            uniforms: self.dispatch.uniforms.as_ptr(),
+            uniforms_len: self.dispatch.uniforms.len() as u64,
             step_limit: self.dispatch.step_limit,
             host: (&raw const self.host).cast(),
             workgroup_size: self.dispatch.workgroup_size,
