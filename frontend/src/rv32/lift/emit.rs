@@ -227,30 +227,30 @@ impl<'a> Emitter<'a> {
     /// The call into the jalr hub with the current state, `target` and a new site.
     pub fn hub_call(&mut self, target: Value) -> BlockCall {
         let code = self.site(TrapCause::UnknownJumpTarget, self.pc, self.word);
-        if self.hub.is_none() {
-            let block = self.new_block();
-            let vars = self.written_vars.clone();
-            for &v in &vars {
-                self.k.add_block_param(block, var_type(v));
+        let mut hub = match self.hub.take() {
+            Some(h) => h,
+            None => {
+                let block = self.new_block();
+                let vars = self.written_vars.clone();
+                for &v in &vars {
+                    self.k.add_block_param(block, var_type(v));
+                }
+                // The target pc and the index of the jalr site.
+                self.k.add_block_param(block, Type::I32);
+                self.k.add_block_param(block, Type::I32);
+                Hub {
+                    block,
+                    vars,
+                    sites: Vec::new(),
+                }
             }
-            self.k.add_block_param(block, Type::I32);
-            self.k.add_block_param(block, Type::I32);
-            self.hub = Some(Hub {
-                block,
-                vars,
-                sites: Vec::new(),
-            });
-        }
-        let site_index = self.hub.as_ref().map_or(0, |h| h.sites.len()) as u32;
-        let site = self.c32(site_index);
-        let Some(hub) = self.hub.as_mut() else {
-            unreachable!("hub created above")
         };
+        let site = self.c32(hub.sites.len() as u32);
         hub.sites.push(code);
-        let (block, vars) = (hub.block, hub.vars.clone());
-        let mut call = self.call_vars(block, &vars);
+        let mut call = self.call_vars(hub.block, &hub.vars);
         call.args.push(target);
         call.args.push(site);
+        self.hub = Some(hub);
         call
     }
 
