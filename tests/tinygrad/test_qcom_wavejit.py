@@ -209,6 +209,17 @@ def test_sum_many_workgroups():
   close(Tensor(a).sum().numpy(), a.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
 
 
+
+def test_training_step_matches_numpy():
+  w0 = f32(6, 4) * 0.5
+  x, y = f32(8, 6), f32(8, 4)
+  w = Tensor(w0)
+  loss = ((Tensor(x) @ w - Tensor(y)) ** 2).mean()
+  (g,) = loss.gradient(w)
+  w_new = (w - 0.1 * g).numpy()
+  grad = 2 * x.T @ (x @ w0 - y) / y.size
+  close(w_new, w0 - 0.1 * grad, rtol=1e-4, atol=1e-5)
+
 def _gather_kernel(out, inp, idx):
   from tinygrad import UOp
   from tinygrad.uop.ops import KernelInfo
@@ -229,4 +240,4 @@ def test_raw_gather_in_bounds():
 # Must stay last in the file: a faulted KGSL context stays faulted for the process.
 def test_out_of_bounds_read_raises():
   with pytest.raises(OSError):
-    _raw_gather([0, 1, 2, 1 << 26])
+    _raw_gather([0, 1, 2, -(2**31)])  # 8 GiB before the buffer: mapped by nothing

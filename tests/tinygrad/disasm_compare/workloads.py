@@ -145,6 +145,31 @@ def big_matmul():
           e(128, 128, dtype=dtypes.int8).matmul(e(128, 128, dtype=dtypes.int8), dtype=dtypes.int32))
 
 
+UNARY = ["exp", "log", "sin", "cos", "tan", "sqrt", "rsqrt", "reciprocal", "exp2", "log2", "sigmoid", "tanh", "gelu", "erf", "softplus",
+         "relu", "abs", "neg", "sign", "trunc", "floor", "ceil", "round", "square", "atan", "asin", "acos", "sinh", "cosh", "asinh",
+         "acosh", "atanh", "isnan", "isinf", "quick_gelu", "hardsigmoid", "selu", "celu", "softsign", "logsigmoid"]
+
+
+def unary_all(dt):
+  def run():
+    a = e(4, 64, dtype=dt)
+    realize(*[getattr(a, name)() for name in UNARY])
+  return run
+
+
+def conv_shapes():
+  # (cin, cout, kernel, stride, padding, groups); the 7x7 stride-3 one spills to private memory (ldp/stp).
+  for cin, cout, ks, st, pad, gr in [(1, 1, 1, 1, 0, 1), (16, 16, 3, 1, 1, 16), (8, 4, 7, 3, 2, 1), (4, 8, 2, 2, 0, 2)]:
+    realize(e(1, cin, 23, 21).conv2d(e(cout, cin // gr, ks, ks), stride=st, padding=pad, groups=gr))
+  realize(e(1, 8, 16, 16).conv_transpose2d(e(8, 4, 3, 3), stride=2))
+
+
+def where_all_dtypes():
+  for dt in ALL:
+    c, a, b = e(50, dtype=dtypes.bool), e(50, dtype=dt), e(50, dtype=dt)
+    realize(c.where(a, b), c.where(a, 1), a.max(), a.sum(), a.cumsum())
+
+
 PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAMES] + [
   ("transcendental", transcendental, {}),
   ("transcendental_sw", transcendental, {"TRANSCENDENTAL": 2}),
@@ -165,6 +190,10 @@ PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAME
   ("big_matmul", big_matmul, {}),
   ("reductions_nolocals", reductions, {"NOLOCALS": 1}),
   ("conv_noopt", conv, {"NOOPT": 1}),
+  ("unary_all_float32", unary_all(dtypes.float32), {}),
+  ("unary_all_float16", unary_all(dtypes.float16), {}),
+  ("conv_shapes", conv_shapes, {}),
+  ("where_all_dtypes", where_all_dtypes, {}),
 ]
 
 IMAGE = [
