@@ -9,9 +9,9 @@
 //! - `Exp2`, `Log2`, `Sin`, `Cos`: IEEE special cases first (NaN propagated;
 //!   `exp2(+inf) = +inf`, `exp2(-inf) = +0`; `log2(x < 0)` and `log2(-inf)` -> NaN,
 //!   NV; `log2(+-0) = -inf`, DZ; `log2(+inf) = +inf`; `sin/cos(+-inf)` -> NaN, NV;
-//!   `sin(+-0) = +-0`), otherwise the host libm's f64 function (`f64::exp2`,
-//!   `log2`, `sin`, `cos`; glibc on Linux) of the exactly widened operand, rounded
-//!   once to the format with `round`.
+//!   `sin(+-0) = +-0`), otherwise the f64 function of the `libm` crate (a Rust
+//!   port of musl's libm, so results do not depend on the host's C library) of the
+//!   exactly widened operand, rounded once to the format with `round`.
 //! - Flags: NV and DZ as above, plus those of the final rounding of the f64
 //!   intermediate (OF, UF, NX). For f64 operands the intermediate *is* the result,
 //!   so `round` is not applied and only NV/DZ are reported.
@@ -80,13 +80,13 @@ fn raw(fmt: Fmt, func: SpecialFn, a: u64, mode: &FloatMode) -> (u64, u32) {
         },
         SpecialFn::Exp2 => match class {
             Class::Inf => (if neg { 0 } else { inf }, 0),
-            _ => from_f64(fmt, x.exp2(), mode),
+            _ => from_f64(fmt, libm::exp2(x), mode),
         },
         SpecialFn::Log2 => match class {
             Class::Zero => (fmt.sign_bit() | inf, fflags::DZ),
             _ if neg => invalid,
             Class::Inf => (inf, 0),
-            _ => from_f64(fmt, x.log2(), mode),
+            _ => from_f64(fmt, libm::log2(x), mode),
         },
         SpecialFn::Sin | SpecialFn::Cos => match class {
             Class::Inf => invalid,
@@ -94,9 +94,9 @@ fn raw(fmt: Fmt, func: SpecialFn, a: u64, mode: &FloatMode) -> (u64, u32) {
             _ => from_f64(
                 fmt,
                 if func == SpecialFn::Sin {
-                    x.sin()
+                    libm::sin(x)
                 } else {
-                    x.cos()
+                    libm::cos(x)
                 },
                 mode,
             ),
