@@ -247,13 +247,12 @@ impl Lifter<'_> {
             n if n.starts_with("atomic.b.") => self.lift_image(ins),
             n if n.starts_with("atomic.g.") => self.lift_atomic(ins, AddrSpace::Global),
             n if n.starts_with("atomic.") => self.lift_atomic(ins, AddrSpace::Shared),
-            // Const-file writes only appear in preambles, which need a writable
-            // per-wave const file.
-            "stc" | "stsc" | "ldg.k" | "ldc.k" => Err(LiftError::Undocumented {
+            "stc" | "ldg.k" | "ldc.k" => self.lift_const_write(ins),
+            "stsc" => Err(LiftError::Undocumented {
                 name: ins.mnemonic.clone(),
                 pc: self.pc,
                 word: ins.word,
-                why: "const-file writes (preamble) are not supported yet",
+                why: "stsc semantics are undocumented",
             }),
             "ldlv" | "ldgb" | "stgb" | "ray_intersection" => Err(self.unsupported(ins)),
             _ => Err(self.unsupported(ins)),
@@ -355,6 +354,56 @@ impl Lifter<'_> {
         };
         let d = self.field_op(ins, "DST")?;
         self.load_into(ins, acc, a, &d)
+    }
+
+    /// stc / ldg.k / ldc.k: write SIZE dwords of the const file at `c[imm]` or
+    /// `c[a1.x + off]` (dword units, inferred from mesa's preamble lowering).
+    fn lift_const_write(&mut self, ins: &Instr) -> Result<(), LiftError> {
+        if ins.encoding == "ldc.k" {
+            return Err(LiftError::Undocumented {
+                name: ins.mnemonic.clone(),
+                pc: self.pc,
+                word: ins.word,
+                why: "ldc.k reads bindless UBO descriptors, which are not modelled",
+            });
+        }
+        let d = self.field_op(ins, "DST")?;
+        let first = match d.kind {
+            OperandKind::Imm(i) => self.iconst(Type::I32, i as u64),
+            OperandKind::ConstA1(off) => {
+                let a1 = self.read_full(super::regs::A1);
+                let o = self.iconst(Type::I32, u64::from(off));
+                self.ins(InstKind::IBinary(IBinOp::Add), &[a1, o])
+            }
+            _ => return Err(self.malformed(ins, format!("const destination {:?}", d.kind))),
+        };
+        let vals: Vec<Value> = match ins.encoding {
+            "stc" => {
+                let n = self.count_of(ins)?;
+                let s = self.field_op(ins, "SRC")?;
+                let mut v = Vec::new();
+                for k in 0..u32::from(n) {
+                    let o = self.reg_plus(ins, &s, k)?;
+                    v.push(self.src(ins, &o, 0, As::U32)?);
+                }
+                v
+            }
+            "ldg.k" => {
+                let n = self.count_of(ins)?;
+                let s1 = self.field_op(ins, "SRC1")?;
+                let p = self.pair(ins, &s1)?;
+                let a = self.add64(p, ins.get("OFF").unwrap_or(0));
+                let acc = Self::access(AddrSpace::Global, 32, false, false, n);
+                self.inst_all(InstKind::Load(acc), &[a])
+            }
+            _ => return Err(self.unsupported(ins)),
+        };
+        for (k, v) in vals.into_iter().enumerate() {
+            let kc = self.iconst(Type::I32, k as u64);
+            let idx = self.ins(InstKind::IBinary(IBinOp::Add), &[first, kc]);
+            self.const_store(idx, v)?;
+        }
+        Ok(())
     }
 
     fn lift_shfl(&mut self, ins: &Instr) -> Result<(), LiftError> {

@@ -114,7 +114,19 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     ));
     k.shared_size = cfg.shared_size;
     k.private_size = layout::GUEST_PRIVATE + cfg.private_size;
+    // Kernels that write the const file (preambles: stc, ldg.k, ldc.k) read and
+    // write a per-workgroup copy in shared memory, filled at entry.
+    let writes_consts = plan
+        .instrs
+        .iter()
+        .flatten()
+        .any(|i| matches!(i.encoding, "stc" | "ldg.k" | "ldc.k"));
+    let const_shared = writes_consts.then(|| cfg.shared_size.next_multiple_of(16));
+    if let Some(base) = const_shared {
+        k.shared_size = base + CONST_BYTES;
+    }
     let entry = k.add_block();
+    let copy_blocks = const_shared.map(|_| [k.add_block(), k.add_block(), k.add_block()]);
     let n = words.len();
     let mut block_of: Vec<Option<Block>> = vec![None; n];
     let mut extra: Vec<Vec<Block>> = vec![Vec::new(); n];
@@ -140,8 +152,12 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
         open: true,
         ret_sites: plan.ret_sites.clone(),
         pred_end: plan.pred_end.clone(),
+        const_shared,
     };
     l.init_registers();
+    if let Some(blocks) = copy_blocks {
+        l.copy_consts(blocks);
+    }
     l.goto(0)?;
     for pc in 0..n {
         let Some(ins) = plan.instrs[pc].clone() else {
@@ -203,6 +219,9 @@ pub(crate) struct Lifter<'c> {
     ret_sites: Vec<u64>,
     /// predt/predf pc -> the pc where its predicated region ends.
     pred_end: BTreeMap<u64, u64>,
+    /// Shared-memory byte offset of the writable const file, if the kernel
+    /// writes consts.
+    const_shared: Option<u32>,
 }
 
 impl Lifter<'_> {
@@ -326,5 +345,57 @@ pub(crate) fn cmp_mode() -> FloatMode {
     FloatMode {
         denorm_in: wavejit_ir::Denorm::FlushKeepSign,
         ..FloatMode::IEEE
+    }
+}
+
+impl Lifter<'_> {
+    /// Entry of a const-writing kernel: the workgroup's fibers copy the const
+    /// image into shared memory (fiber i copies dwords i, i + n, ...), then meet
+    /// at a barrier. Blocks: loop header (param: dword index), body, done.
+    fn copy_consts(&mut self, [head, body, done]: [Block; 3]) {
+        use wavejit_ir::{BlockCall, Builtin, IBinOp, IntCC, Terminator};
+        let Some(base) = self.const_shared else {
+            return;
+        };
+        self.flush_all();
+        let first = self.ins(InstKind::Builtin(Builtin::LocalIndex), &[]);
+        self.terminate(Terminator::Jump(BlockCall::new(head, &[first])));
+        let i = self.k.add_block_param(head, Type::I32);
+        self.enter(head);
+        let n = self.iconst(Type::I32, u64::from(CONST_BYTES / 4));
+        let more = self.ins(InstKind::Icmp(IntCC::Ult), &[i, n]);
+        self.terminate(Terminator::Branch {
+            cond: more,
+            then: BlockCall::new(body, &[]),
+            otherwise: BlockCall::new(done, &[]),
+        });
+        self.enter(body);
+        let four = self.iconst(Type::I32, 4);
+        let byte = self.ins(InstKind::IBinary(IBinOp::Mul), &[i, four]);
+        let v = self.ins(
+            InstKind::Load(wavejit_ir::MemAccess::scalar(
+                wavejit_ir::AddrSpace::Uniform,
+                Type::I32,
+            )),
+            &[byte],
+        );
+        let b = self.iconst(Type::I32, u64::from(base));
+        let a = self.ins(InstKind::IBinary(IBinOp::Add), &[byte, b]);
+        self.ins(
+            InstKind::Store(wavejit_ir::MemAccess::scalar(
+                wavejit_ir::AddrSpace::Shared,
+                Type::I32,
+            )),
+            &[a, v],
+        );
+        let mut step = self.ins(InstKind::Builtin(Builtin::WorkgroupSize(0)), &[]);
+        for d in 1..3 {
+            let s = self.ins(InstKind::Builtin(Builtin::WorkgroupSize(d)), &[]);
+            step = self.ins(InstKind::IBinary(IBinOp::Mul), &[step, s]);
+        }
+        let next = self.ins(InstKind::IBinary(IBinOp::Add), &[i, step]);
+        self.terminate(Terminator::Jump(BlockCall::new(head, &[next])));
+        self.enter(done);
+        self.ins(InstKind::Barrier, &[]);
     }
 }

@@ -212,11 +212,40 @@ impl Lifter<'_> {
 
     // ---- consts ---------------------------------------------------------------
 
+    /// A load from the const file: the dispatch's uniforms, or the workgroup's
+    /// writable copy in shared memory when the kernel writes consts (preamble).
     fn uniform_load(&mut self, byte: Value, ty: Type) -> Value {
+        let (space, byte) = match self.const_shared {
+            Some(base) => {
+                let b = self.iconst(Type::I32, u64::from(base));
+                let a = self.ins(InstKind::IBinary(wavejit_ir::IBinOp::Add), &[byte, b]);
+                (AddrSpace::Shared, a)
+            }
+            None => (AddrSpace::Uniform, byte),
+        };
+        self.ins(InstKind::Load(MemAccess::scalar(space, ty)), &[byte])
+    }
+
+    /// Writes const dword `idx` (masked to the 1024-dword file) of the writable copy.
+    pub(crate) fn const_store(&mut self, idx: Value, v: Value) -> Result<(), LiftError> {
+        let Some(base) = self.const_shared else {
+            return Err(LiftError::Internal {
+                pc: self.pc,
+                what: "const write without a writable const file".into(),
+            });
+        };
+        let m = self.iconst(Type::I32, 0x3ff);
+        let idx = self.ins(InstKind::IBinary(wavejit_ir::IBinOp::And), &[idx, m]);
+        let four = self.iconst(Type::I32, 4);
+        let byte = self.ins(InstKind::IBinary(wavejit_ir::IBinOp::Mul), &[idx, four]);
+        let b = self.iconst(Type::I32, u64::from(base));
+        let a = self.ins(InstKind::IBinary(wavejit_ir::IBinOp::Add), &[byte, b]);
+        let v = self.resize(v, Type::I32, false);
         self.ins(
-            InstKind::Load(MemAccess::scalar(AddrSpace::Uniform, ty)),
-            &[byte],
-        )
+            InstKind::Store(MemAccess::scalar(AddrSpace::Shared, Type::I32)),
+            &[a, v],
+        );
+        Ok(())
     }
 
     /// 32-bit const dword `idx` (`c<idx/4>.<idx%4>`); `idx` may be dynamic.
