@@ -207,3 +207,20 @@ fn unsupported_instruction_surfaces_as_a_dispatch_error() {
         "{text}"
     );
 }
+
+#[test]
+fn lifted_kernels_compile_on_the_jit() {
+    use wavejit_frontend::ir3::lift::{LiftConfig, lift};
+    for merged in [false, true] {
+        let cfg = LiftConfig {
+            merged_regs: merged,
+            workgroup_id_regid: 0xc0,
+            ..LiftConfig::default()
+        };
+        let k = lift(&kernel(), &cfg).expect("lift");
+        let jit = wavejit_jit::Jit::default();
+        if let Err(e) = jit.compile(&k, 64) {
+            panic!("JIT refused the lifted kernel (merged={merged}): {e}");
+        }
+    }
+}
