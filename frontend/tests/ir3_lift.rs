@@ -513,3 +513,137 @@ fn preamble_writes_the_const_file_once_per_wave_semantics() {
     // Every fiber stored 41 + 1000 + 1 to word 0.
     assert_eq!(mem.words()[0], 1042);
 }
+
+fn run4(body: &str, pre: &[u32]) -> Vec<u32> {
+    let mut d = pre.to_vec();
+    d.resize(4, 0);
+    let src = format!(
+        "shl.b r0.y, r0.x, 2\nadd.u r1.x, c0.x, r0.y\nmov.u32u32 r1.y, c0.y\n{body}\nend\n"
+    );
+    let words = assemble(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let cfg = LiftConfig {
+        private_size: 64,
+        ..LiftConfig::default()
+    };
+    let kernel = lift(&words, &cfg).unwrap_or_else(|e| panic!("{src}: {e}"));
+    let mut disp = Dispatch::new([1, 1, 1], [4, 1, 1]);
+    disp.wave_size = 64;
+    disp.uniforms = uniforms(&[]);
+    let mem = Buffer::new(&d);
+    Interpreter.run(&kernel, &disp, &mem).expect("run");
+    mem.words()
+}
+
+#[test]
+fn getone_elects_one_fiber() {
+    let out = run4(
+        "mov.u32u32 r2.x, 1\ngetone #2\nmov.u32u32 r2.x, 100\n(jp)stg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(out, [100, 1, 1, 1]);
+}
+
+#[test]
+fn bany_and_ball_are_uniform_branches() {
+    let any = run4(
+        "mov.u32u32 r2.x, 7\ncmps.u.eq p0.x, r0.x, 2\nbany p0.x, #2\nmov.u32u32 r2.x, 9\n(jp)stg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(any, [7, 7, 7, 7]);
+    let all = run4(
+        "mov.u32u32 r2.x, 7\ncmps.u.eq p0.x, r0.x, 2\nball p0.x, #2\nmov.u32u32 r2.x, 9\n(jp)stg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(all, [9, 9, 9, 9]);
+}
+
+#[test]
+fn call_and_ret() {
+    let out = run4(
+        "mov.u32u32 r2.x, 1\ncall #2\njump #3\nadd.u r2.x, r2.x, 10\nret\n(jp)stg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(out, [11, 11, 11, 11]);
+}
+
+#[test]
+fn kill_ends_the_fibers_whose_predicate_holds() {
+    let out = run4(
+        "mov.u32u32 r2.x, 5\ncmps.u.lt p0.x, r0.x, 2\nkill p0.x\nstg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(out, [0, 0, 5, 5]);
+}
+
+#[test]
+fn movmsk_swz_gat_and_shfl() {
+    assert_eq!(
+        run4("movmsk.w64 r2.x\nstg.u32 g[r1.x], r2.x, 1", &[]),
+        [0xf; 4]
+    );
+    let swz = run4(
+        "mov.u32u32 r2.x, 1\nmov.u32u32 r3.x, 2\nswz.u32u32 r2.x, r3.x, r3.x, r2.x\nshl.b r3.x, r3.x, 4\nadd.u r2.x, r2.x, r3.x\nstg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(swz, [0x12; 4]);
+    let gat = run4(
+        "mov.u32u32 r2.y, 1\nmov.u32u32 r2.z, 2\nmov.u32u32 r2.w, 3\nmov.u32u32 r3.x, 4\ngat.u32u32 r4.x, r2.w, r2.z, r3.x, r2.y\nstg.u32 g[r1.x], r4.y, 1",
+        &[],
+    );
+    assert_eq!(gat, [2; 4]);
+    let shfl = run4(
+        "shl.b r3.x, r0.x, 3\nshfl.xor.u32 r2.x, r3.x, 1\nstg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(shfl, [8, 0, 24, 16]);
+}
+
+#[test]
+fn private_memory_and_scaled_global_addressing() {
+    let p = run4(
+        "add.u r2.x, r0.x, 40\nmov.u32u32 r3.x, 8\nstp.u32 p[r3.x+4], r2.x, 1\nldp.u32 r2.y, p[r3.x+4], 1\nstg.u32 g[r1.x], r2.y, 1",
+        &[],
+    );
+    assert_eq!(p, [40, 41, 42, 43]);
+    // ldg.a.u32: pair(r4) + ((r3.x << SRC2_SHIFT 0) << TYPE_SHIFT 2): word 3.
+    let a = run4(
+        "mov.u32u32 r3.x, 3\nmov.u32u32 r4.x, c0.x\nmov.u32u32 r4.y, c0.y\nldg.a.u32 r2.x, g[r4.x+(r3.x<<2)], 1\n(sy)stg.u32 g[r1.x], r2.x, 1",
+        &[0, 0, 0, 77],
+    );
+    assert_eq!(a, [77; 4]);
+}
+
+#[test]
+fn sel_rndaz_and_sign() {
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.x, c1.x\nsel.b32 r2.x, c1.y, r3.x, c1.z",
+            &[0, 5, 6]
+        ),
+        6
+    );
+    assert_eq!(
+        run1(
+            "mov.u32u32 r3.x, c1.x\nsel.b32 r2.x, c1.y, r3.x, c1.z",
+            &[2, 5, 6]
+        ),
+        5
+    );
+    assert_eq!(
+        run1("rndaz.f r2.x, c1.x", &[2.5f32.to_bits()]),
+        3.0f32.to_bits()
+    );
+    assert_eq!(
+        run1("rndaz.f r2.x, c1.x", &[(-2.5f32).to_bits()]),
+        (-3.0f32).to_bits()
+    );
+    assert_eq!(
+        run1("rndne.f r2.x, c1.x", &[2.5f32.to_bits()]),
+        2.0f32.to_bits()
+    );
+    assert_eq!(
+        run1("sign.f r2.x, c1.x", &[(-7.5f32).to_bits()]),
+        (-1.0f32).to_bits()
+    );
+    assert_eq!(run1("sign.f r2.x, c1.x", &[0x8000_0000]), 0x8000_0000);
+}
