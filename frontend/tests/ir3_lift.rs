@@ -647,3 +647,13 @@ fn sel_rndaz_and_sign() {
     );
     assert_eq!(run1("sign.f r2.x, c1.x", &[0x8000_0000]), 0x8000_0000);
 }
+
+#[test]
+fn shared_registers_hold_one_value_per_wave() {
+    // Only the elected fiber writes r48.x; every fiber of the wave reads it.
+    let out = run4(
+        "mov.u32u32 r48.x, 5\ngetone #2\nmov.u32u32 r48.x, 123\n(jp)stg.u32 g[r1.x], r48.x, 1",
+        &[],
+    );
+    assert_eq!(out, [123; 4]);
+}

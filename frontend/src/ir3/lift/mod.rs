@@ -43,6 +43,11 @@ pub mod layout {
     pub const CALL_DEPTH: u32 = 31;
     /// Start of the guest's own private memory (ldp/stp).
     pub const GUEST_PRIVATE: u32 = 1664;
+    /// Workgroup memory per wave for the shared registers: 32 full slots, then
+    /// 32 separate half slots.
+    pub const SHARED_REGS_PER_WAVE: u32 = 192;
+    /// Waves per workgroup provided for (1024 fibers in waves of 32 or more).
+    pub const MAX_WAVES: u32 = 32;
 }
 
 /// Where the dispatch-dependent data the kernel reads sits in the uniform space
@@ -125,6 +130,8 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     if let Some(base) = const_shared {
         k.shared_size = base + CONST_BYTES;
     }
+    let shared_regs = k.shared_size.next_multiple_of(16);
+    k.shared_size = shared_regs + layout::MAX_WAVES * layout::SHARED_REGS_PER_WAVE;
     let entry = k.add_block();
     let copy_blocks = const_shared.map(|_| [k.add_block(), k.add_block(), k.add_block()]);
     let n = words.len();
@@ -153,6 +160,7 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
         ret_sites: plan.ret_sites.clone(),
         pred_end: plan.pred_end.clone(),
         const_shared,
+        shared_regs,
     };
     l.init_registers();
     if let Some(blocks) = copy_blocks {
@@ -222,6 +230,8 @@ pub(crate) struct Lifter<'c> {
     /// Shared-memory byte offset of the writable const file, if the kernel
     /// writes consts.
     const_shared: Option<u32>,
+    /// Workgroup-memory byte offset of the per-wave shared registers.
+    shared_regs: u32,
 }
 
 impl Lifter<'_> {

@@ -63,7 +63,29 @@ impl Lifter<'_> {
         if key < HALF_KEY { Type::I32 } else { Type::I16 }
     }
 
+    /// Shared registers (r48..r55 and their halves) hold one value per wave: they
+    /// live in workgroup memory, in the region of the fiber's wave, uncached.
+    fn shared_reg_addr(&mut self, key: u32) -> Option<Value> {
+        let off = match key {
+            0xc0..0xe0 => (key - 0xc0) * 4,
+            k if (HALF_KEY + 0xc0..HALF_KEY + 0xe0).contains(&k) => 128 + (k - HALF_KEY - 0xc0) * 2,
+            _ => return None,
+        };
+        let wave = self.ins(InstKind::Builtin(wavejit_ir::Builtin::WaveId), &[]);
+        let per = self.iconst(Type::I32, u64::from(layout::SHARED_REGS_PER_WAVE));
+        let w = self.ins(InstKind::IBinary(wavejit_ir::IBinOp::Mul), &[wave, per]);
+        let b = self.iconst(Type::I32, u64::from(self.shared_regs + off));
+        Some(self.ins(InstKind::IBinary(wavejit_ir::IBinOp::Add), &[w, b]))
+    }
+
     fn slot_get(&mut self, key: u32) -> Value {
+        if let Some(a) = self.shared_reg_addr(key) {
+            let ty = Self::slot_ty(key);
+            return self.ins(
+                InstKind::Load(MemAccess::scalar(AddrSpace::Shared, ty)),
+                &[a],
+            );
+        }
         if let Some(c) = self.cache.get(&key) {
             return c.value;
         }
@@ -80,6 +102,14 @@ impl Lifter<'_> {
     }
 
     fn slot_set(&mut self, key: u32, value: Value) {
+        if let Some(a) = self.shared_reg_addr(key) {
+            let ty = Self::slot_ty(key);
+            self.ins(
+                InstKind::Store(MemAccess::scalar(AddrSpace::Shared, ty)),
+                &[a, value],
+            );
+            return;
+        }
         self.cache.insert(key, Cached { value, dirty: true });
     }
 
