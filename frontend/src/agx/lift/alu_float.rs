@@ -23,6 +23,14 @@ pub(crate) fn mode32(sat: bool) -> FloatMode {
     }
 }
 
+/// Compares and widening conversions: FP32 denormal inputs read as zero.
+pub(crate) fn mode_in32() -> FloatMode {
+    FloatMode {
+        denorm_in: Denorm::FlushKeepSign,
+        ..FloatMode::IEEE
+    }
+}
+
 /// FP16 rules: denormals kept, canonical NaN 0x7E00, RNE, optional saturate.
 pub(crate) fn mode16(sat: bool) -> FloatMode {
     FloatMode {
@@ -364,7 +372,7 @@ fn fcmp(ctx: &mut Ctx, cc: FloatCC, a: Value, b: Value) -> Value {
     ctx.b.ins(
         InstKind::Fcmp {
             cc,
-            mode: mode32(false),
+            mode: mode_in32(),
         },
         &[a, b],
     )
@@ -393,7 +401,7 @@ fn to_f64(ctx: &mut Ctx, a: Value) -> Value {
         InstKind::Fcvt {
             from: FloatFormat::F32,
             to: FloatFormat::F64,
-            mode: mode32(false),
+            mode: mode_in32(),
         },
         &[a],
     )

@@ -3,7 +3,7 @@
 
 use wavejit_ir::{FloatCC, IBinOp, InstKind, IntCC, Type, Value};
 
-use super::alu_float::{mode32, read_f32};
+use super::alu_float::{mode_in32, read_f32};
 use super::ctx::Ctx;
 use super::error::LiftError;
 use crate::agx::{Instr, Operand};
@@ -40,7 +40,7 @@ fn fcmp(ctx: &mut Ctx, cc: FloatCC, a: Value, b: Value) -> Value {
     ctx.b.ins(
         InstKind::Fcmp {
             cc,
-            mode: mode32(false),
+            mode: mode_in32(),
         },
         &[a, b],
     )
