@@ -770,3 +770,45 @@ fn misaligned_word_access_works_bytewise() {
     assert_eq!(c.x[10], 0x123);
     assert_eq!(c.x[11], 0x12300);
 }
+
+/// A computed call to a far-away function given as an extra entry, and the
+/// return through the hub: the hub's size does not grow with the address span.
+#[test]
+fn computed_call_to_far_function_through_the_hub() {
+    let main = words(&[
+        lw(5, 0, 0x100),
+        Instr::Jalr {
+            rd: x(1),
+            rs1: x(5),
+            offset: 0,
+        },
+        EBREAK,
+    ]);
+    let func = words(&[
+        addi(10, 0, 5),
+        Instr::Jalr {
+            rd: x(0),
+            rs1: x(1),
+            offset: 0,
+        },
+    ]);
+    let opts = LiftOptions {
+        extra_entries: vec![0x8_0000],
+        ..LiftOptions::default()
+    };
+    let o = run_with(
+        &main,
+        &[(0x100, vec![0x8_0000]), (0x8_0000, func)],
+        [1, 1, 1],
+        [1, 1, 1],
+        opts,
+    );
+    ok(&o);
+    let c = o.mem.lane(0);
+    assert_eq!((c.x[10], c.pc), (5, 8), "returned to the ebreak at 8");
+    assert!(
+        o.lifted.kernel.values.len() < 1000,
+        "{} values",
+        o.lifted.kernel.values.len()
+    );
+}

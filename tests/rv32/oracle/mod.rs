@@ -268,8 +268,6 @@ pub fn run_from_env() -> usize {
     let total = env_u64("WAVEJIT_ORACLE_PROGRAMS", default_total) as usize;
     let batch_size = 128usize;
     let mut rng = Rng::new(seed);
-    let mut jit = device(EngineChoice::Jit);
-    let mut interp = device(EngineChoice::Interpreter);
     let mut compared = 0;
     let mut batch_no = 0u64;
     while compared < total {
@@ -283,13 +281,14 @@ pub fn run_from_env() -> usize {
         let data_seed = seed ^ (batch_no << 32);
         let batch = image::build(&programs, data_seed);
         let q = run_qemu(&qemu, &batch, n).unwrap_or_else(|e| panic!("qemu failed: {e}"));
-        // Alternate engines per batch: both must match qemu.
-        let (dev, engine) = if batch_no.is_multiple_of(2) {
-            (&mut jit, EngineChoice::Jit)
+        // Alternate engines per batch: both must match qemu. A fresh device per
+        // batch drops the JIT's cache of a batch's (never reused) kernels.
+        let engine = if batch_no.is_multiple_of(2) {
+            EngineChoice::Jit
         } else {
-            (&mut interp, EngineChoice::Interpreter)
+            EngineChoice::Interpreter
         };
-        let w = run_wavejit(dev, &batch, &programs);
+        let w = run_wavejit(&mut device(engine), &batch, &programs);
         for (i, (qf, wf)) in q.iter().zip(&w).enumerate() {
             if let Some(d) = diff(qf, wf) {
                 let small = shrink(&qemu, &programs[i], data_seed, engine);

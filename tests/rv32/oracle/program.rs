@@ -39,6 +39,11 @@ pub enum Item {
         rx: XReg,
         skip: usize,
     },
+    /// `jal rl, +8 ; jal x0, +8 ; jalr x0, 0(rl)`: a call whose return goes
+    /// through the lifter's jalr hub (rl is not a block-local constant there).
+    CallRet {
+        rl: XReg,
+    },
     /// `addi rc, x0, n ; body ; addi rc, rc, -1 ; bne rc, x0, body`.
     Loop {
         rc: XReg,
@@ -452,6 +457,9 @@ pub fn generate(rng: &mut Rng, index: u32, len: usize) -> Program {
                     skip,
                 }
             }
+            5 => Item::CallRet {
+                rl: x(1 + rng.below(31)),
+            },
             4 => {
                 let rc = x(1 + rng.below(31));
                 let n = 1 + rng.below(4) as usize;
@@ -478,6 +486,7 @@ fn item_words(item: &Item) -> usize {
         Item::Plain(v) => v.len(),
         Item::Branch { .. } | Item::Jal { .. } => 1,
         Item::Jalr { .. } => 2,
+        Item::CallRet { .. } => 3,
         Item::Loop { body, .. } => body.len() + 3,
     }
 }
@@ -525,6 +534,18 @@ impl Program {
                         rd: *rd,
                         rs1: *rx,
                         offset: target(i, *skip).wrapping_sub(here) as i32,
+                    });
+                }
+                Item::CallRet { rl } => {
+                    out.push(Instr::Jal { rd: *rl, offset: 8 });
+                    out.push(Instr::Jal {
+                        rd: XReg::ZERO,
+                        offset: 8,
+                    });
+                    out.push(Instr::Jalr {
+                        rd: XReg::ZERO,
+                        rs1: *rl,
+                        offset: 0,
                     });
                 }
                 Item::Loop { rc, n, body } => {

@@ -304,27 +304,19 @@ impl<'a> Emitter<'a> {
         self.k.set_terminator(self.cur, term);
     }
 
-    /// Fills in the hub: a table over every known block start, unknown or
-    /// misaligned targets trapping at the jalr that computed them.
-    pub fn finish_hub(&mut self) -> Result<(), super::LiftError> {
+    /// Fills in the hub: a binary search over the known block starts (IR size
+    /// linear in their number, depth logarithmic); a target that is none of them
+    /// (unknown or misaligned) traps at the jalr that computed it.
+    pub fn finish_hub(&mut self) {
         let Some(hub) = self.hub.take() else {
-            return Ok(());
+            return;
         };
-        self.cur = hub.block;
         self.pc = None;
         self.word = None;
         let params = self.k.blocks[hub.block].params.clone();
         let n = hub.vars.len();
         let (target, site) = (params[n], params[n + 1]);
-        let (Some(&lo), Some(&hi)) = (self.blocks.keys().next(), self.blocks.keys().next_back())
-        else {
-            return Ok(());
-        };
-        let slots = (hi - lo) / 4 + 1;
-        if slots > super::MAX_TABLE_SLOTS {
-            return Err(super::LiftError::TableTooLarge { lo, hi });
-        }
-        // Bad targets: a second table over the jalr sites names the culprit.
+        // Bad targets: a table over the jalr sites names the culprit.
         let bad = self.new_block();
         let bad_site = self.k.add_block_param(bad, Type::I32);
         let site_traps: Vec<BlockCall> = hub
@@ -332,7 +324,9 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|&code| BlockCall::new(self.trap_block(code), &[]))
             .collect();
-        let bad_default = site_traps[0].clone();
+        let Some(bad_default) = site_traps.first().cloned() else {
+            return;
+        };
         self.k.set_terminator(
             bad,
             Terminator::Table {
@@ -341,41 +335,58 @@ impl<'a> Emitter<'a> {
                 default: bad_default,
             },
         );
-        let lo_v = self.c32(lo);
-        let rel = self.bin(IBinOp::Sub, target, lo_v);
-        let low_bits = self.bin_imm(IBinOp::And, target, 3);
-        let zero = self.c32(0);
-        let misaligned = self.icmp(IntCC::Ne, low_bits, zero);
-        let slot = self.bin_imm(IBinOp::ShrU, rel, 2);
-        let none = self.c32(u32::MAX);
-        let index = self.select(misaligned, none, slot);
         let bad_call = BlockCall::new(bad, &[site]);
-        let mut targets = Vec::with_capacity(slots as usize);
-        for i in 0..slots {
-            let pc = lo + 4 * i;
-            targets.push(match self.blocks.get(&pc) {
-                Some((b, vars)) => {
-                    let args: Vec<Value> = vars
-                        .iter()
-                        .map(|v| {
-                            let pos = hub.vars.iter().position(|h| h == v).unwrap_or(0);
-                            params[pos]
-                        })
-                        .collect();
-                    BlockCall::new(*b, &args)
-                }
-                None => bad_call.clone(),
-            });
+        let leaves: Vec<(u32, BlockCall)> = self
+            .blocks
+            .iter()
+            .map(|(&pc, (b, vars))| {
+                let args: Vec<Value> = vars
+                    .iter()
+                    .map(|v| {
+                        let pos = hub.vars.iter().position(|h| h == v).unwrap_or(0);
+                        params[pos]
+                    })
+                    .collect();
+                (pc, BlockCall::new(*b, &args))
+            })
+            .collect();
+        if leaves.is_empty() {
+            self.k.set_terminator(hub.block, Terminator::Jump(bad_call));
+            return;
         }
+        self.search(hub.block, target, &leaves, &bad_call);
+    }
+
+    /// Emits into `at` the search of `target` among `leaves` (sorted by pc).
+    fn search(&mut self, at: Block, target: Value, leaves: &[(u32, BlockCall)], bad: &BlockCall) {
+        self.cur = at;
+        if let [(pc, call)] = leaves {
+            let k = self.c32(*pc);
+            let hit = self.icmp(IntCC::Eq, target, k);
+            self.k.set_terminator(
+                at,
+                Terminator::Branch {
+                    cond: hit,
+                    then: call.clone(),
+                    otherwise: bad.clone(),
+                },
+            );
+            return;
+        }
+        let mid = leaves.len() / 2;
+        let k = self.c32(leaves[mid].0);
+        let below = self.icmp(IntCC::Ult, target, k);
+        let (lo, hi) = (self.new_block(), self.new_block());
         self.k.set_terminator(
-            hub.block,
-            Terminator::Table {
-                index,
-                targets,
-                default: bad_call,
+            at,
+            Terminator::Branch {
+                cond: below,
+                then: BlockCall::new(lo, &[]),
+                otherwise: BlockCall::new(hi, &[]),
             },
         );
-        Ok(())
+        self.search(lo, target, &leaves[..mid], bad);
+        self.search(hi, target, &leaves[mid..], bad);
     }
 
     /// Emits the prologue into the (current) entry block.

@@ -11,8 +11,8 @@
 //! - A lane ends at `ebreak`, or at `jalr x0, 0(x1)` while x1 == 0.
 //! - Memory: guest address = VRAM offset = global address (zero-extended); the
 //!   ID window at 0x8000_0000 reads the lane's IDs (see [`mem`]).
-//! - Computed `jalr` targets go through one hub block with a table over every
-//!   known block start; any other target traps naming the jalr.
+//! - Computed `jalr` targets go through one hub block that binary-searches the
+//!   known block starts; any other target traps naming the jalr.
 //! - Faults: `Trap { code }` where `code` indexes [`LiftedKernel::traps`]
 //!   (illegal word, fetch outside code memory, misaligned/unknown target, ecall,
 //!   invalid frm at a `dyn` instruction, cycle limit). Memory faults are the IR's.
@@ -48,8 +48,6 @@ use super::{Csr, Instr, XReg};
 
 /// Datasheet §4.4: a warp (here: a lane) may run 100,000 cycles (instructions).
 pub const DEFAULT_CYCLE_LIMIT: u32 = 100_000;
-/// Bound on the dense jalr table (block-start span / 4).
-pub const MAX_TABLE_SLOTS: u32 = 1 << 20;
 
 /// What to lift and how.
 #[derive(Clone, Debug)]
@@ -87,8 +85,6 @@ pub enum LiftError {
     MisalignedEntry(u32),
     #[error("more than {limit} instructions reachable")]
     TooLarge { limit: usize },
-    #[error("jalr table over block starts {lo:#010x}..={hi:#010x} is too large")]
-    TableTooLarge { lo: u32, hi: u32 },
 }
 
 /// A lifted kernel and what is needed to interpret its faults.
@@ -160,7 +156,7 @@ pub fn lift(
     for gb in program.blocks.values() {
         emit_block(&mut em, gb, &program.blocks);
     }
-    em.finish_hub()?;
+    em.finish_hub();
     Ok(LiftedKernel {
         kernel: em.k,
         traps: em.traps,
