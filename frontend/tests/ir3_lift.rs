@@ -657,3 +657,29 @@ fn shared_registers_hold_one_value_per_wave() {
     );
     assert_eq!(out, [123; 4]);
 }
+
+#[test]
+fn half_integer_ops_work_at_16_bits() {
+    assert_eq!(
+        run1(
+            "mov.s16s16 hr6.x, -8\nashr.b hr6.y, hr6.x, h(1)\ncov.s16s32 r2.x, hr6.y",
+            &[]
+        ),
+        (-4i32) as u32
+    );
+    // An immediate first source takes the instruction's (half) precision.
+    assert_eq!(
+        run1(
+            "mov.s16s16 hr6.x, 3\nsub.s hr6.y, h(2), hr6.x\ncov.s16s32 r2.x, hr6.y",
+            &[]
+        ),
+        (-1i32) as u32
+    );
+    assert_eq!(
+        run1(
+            "mov.u16u16 hr6.x, 32768\nshl.b hr6.y, hr6.x, h(1)\ncov.u16u32 r2.x, hr6.y",
+            &[]
+        ),
+        0
+    );
+}

@@ -142,7 +142,9 @@ impl Lifter<'_> {
     pub(crate) fn lift_cat2(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let name = ins.encoding;
         let s1 = self.srcop(ins, 0)?;
-        let half = s1.half;
+        // FULL = 0 selects half sources for the whole instruction (an immediate
+        // operand carries no precision of its own).
+        let half = ins.get("FULL").map_or(s1.half, |f| f == 0);
         let sat = ins.flags.sat;
         let dst_half = self.dstop(ins)?.half;
         let two = ins.srcs.len() >= 2;
@@ -632,7 +634,7 @@ impl Lifter<'_> {
 
     pub(crate) fn lift_cat4(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let s = self.srcop(ins, 0)?;
-        let half = s.half || ins.encoding.starts_with('h');
+        let half = ins.get("FULL").map_or(s.half, |f| f == 0) || ins.encoding.starts_with('h');
         let a = self.fsrc(ins, &s, i, half)?;
         let mut mode = a630_mode(half, ins.flags.sat);
         let func = match ins.encoding {
