@@ -245,6 +245,7 @@ def main() -> int:
   print(f"workloads: {len(timings)} ({', '.join(f'{n} {t}s' for n, t in sorted(timings.items(), key=lambda x: -x[1])[:5])} ...)")
   print(f"kernels: {len(kernels)} compiled, {len(unique)} distinct binaries")
   print(f"instructions: {instructions} compared, {len(words)} distinct words, {len(mnemonics)} distinct mnemonics")
+  print(f"mnemonics: {' '.join(sorted(mnemonics))}")
   print(f"time: collect {collected - start:.1f}s, total {time.perf_counter() - start:.1f}s")
   if bad_words:
     print(f"MISMATCH: {len(bad_words)} distinct words, {bad_instr} instructions")
