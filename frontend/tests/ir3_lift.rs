@@ -683,3 +683,13 @@ fn half_integer_ops_work_at_16_bits() {
         0
     );
 }
+
+#[test]
+fn cov_from_8_bits_sign_extends() {
+    // tinygrad's int8 -> float32: ldg.u8 (zero-extending load), cov.u8s16, cov.s16f32.
+    let v = run1(
+        "mov.u16u16 hr6.x, 195\ncov.u8s16 hr6.x, hr6.x\ncov.s16f32 r2.x, hr6.x",
+        &[],
+    );
+    assert_eq!(v, (-61.0f32).to_bits());
+}

@@ -220,6 +220,33 @@ def test_training_step_matches_numpy():
   grad = 2 * x.T @ (x @ w0 - y) / y.size
   close(w_new, w0 - 0.1 * grad, rtol=1e-4, atol=1e-5)
 
+
+def test_int8_uint32_and_special_values():
+  i8 = rng.integers(-128, 128, 300).astype(np.int8)
+  np.testing.assert_equal(Tensor(i8).cast(dtypes.float32).numpy(), i8.astype(np.float32))
+  np.testing.assert_equal((Tensor(i8) + Tensor(i8)).numpy(), i8 + i8)
+  u = rng.integers(0, 2**32, 300, dtype=np.uint64).astype(np.uint32)
+  v = rng.integers(0, 2**32, 300, dtype=np.uint64).astype(np.uint32)
+  np.testing.assert_equal((Tensor(u) * Tensor(v)).numpy(), u * v)
+  np.testing.assert_equal((Tensor(u) ^ Tensor(v)).numpy(), u ^ v)
+  np.testing.assert_equal((Tensor(u) < Tensor(v)).numpy(), u < v)
+  a = f32(300)
+  close((Tensor(a) / 0).numpy(), a / np.float32(0))
+  close(Tensor(a).sqrt().numpy(), np.sqrt(a), equal_nan=True)
+  close(Tensor(a * 10).round().numpy(), np.round(a * 10))
+  close(Tensor(a).clip(-0.5, 0.5).numpy(), np.clip(a, -0.5, 0.5))
+
+
+def test_movement_and_sort():
+  m = f32(64, 64)
+  close(Tensor(m).T.contiguous().numpy(), m.T)
+  close(Tensor(m[:4, :4]).pad(((1, 1), (2, 0))).numpy(), np.pad(m[:4, :4], ((1, 1), (2, 0))))
+  v = f32(64)
+  close(Tensor(v).sort()[0].numpy(), np.sort(v))
+  x = f32(3, 4000)
+  np.testing.assert_equal(Tensor(x).argmax(1).numpy(), x.argmax(1))
+
+
 def _gather_kernel(out, inp, idx):
   from tinygrad import UOp
   from tinygrad.uop.ops import KernelInfo

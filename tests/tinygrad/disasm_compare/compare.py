@@ -98,7 +98,12 @@ def collect(names: list[str], out_path: str) -> None:
       name = prg.src[0].arg.function_name
     except AttributeError:
       name = "?"
-    kernels.append({"workload": current["workload"], "name": name, "code": code.hex(), "mesa": mesa_disasm(code)})
+    try:
+      text = mesa_disasm(code)
+    except Exception as err:  # noqa: BLE001 - report and stop; a workload must not swallow it
+      print(f"error: mesa disassembly of {current['workload']}/{name} failed: {err}", file=sys.stderr)
+      os._exit(3)
+    kernels.append({"workload": current["workload"], "name": name, "code": code.hex(), "mesa": text})
     return lib
 
   IR3Compiler.compile_cached = compile_hook

@@ -11,6 +11,8 @@ A workload is `(name, fn, context)`; `context` holds tinygrad ContextVars to set
 while it runs (e.g. TRANSCENDENTAL=2, NOOPT=1).
 """
 
+import random as pyrandom
+
 from tinygrad import Tensor, dtypes
 
 NAMES = ["float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"]
@@ -170,6 +172,44 @@ def where_all_dtypes():
     realize(c.where(a, b), c.where(a, 1), a.max(), a.sum(), a.cumsum())
 
 
+EXPR_DTYPES = [dtypes.float32, dtypes.float16, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32,
+               dtypes.int64, dtypes.bool]
+
+
+def random_expr(rng, leaves, depth):
+  """A random elementwise/reduce expression over `leaves` (mixed dtypes, constants, casts)."""
+  if depth == 0 or rng.random() < 0.2:
+    return rng.choice(leaves)
+  a, b = random_expr(rng, leaves, depth - 1), random_expr(rng, leaves, depth - 1)
+  op = rng.choice(["add", "mul", "sub", "max", "where", "lt", "cast", "div", "const", "reduce"])
+  if a.dtype == dtypes.bool and op in ("sub", "div", "const", "reduce"):
+    return a ^ b.cast(dtypes.bool)
+  if op == "add": return a + b
+  if op == "mul": return a * b
+  if op == "sub": return a - b
+  if op == "max": return a.maximum(b)
+  if op == "where": return (a < b).where(a, b)
+  if op == "lt": return a < b
+  if op == "cast": return a.cast(rng.choice(EXPR_DTYPES))
+  if op == "div": return a / (b.abs() + 1) if dtypes.is_float(a.dtype) else a // (b.cast(a.dtype) | 1)
+  if op == "const": return a + rng.choice([1, -3, 255, 70000, 0.5, 1e-3])
+  return a.sum(rng.choice([0, 1]), keepdim=True).expand(a.shape)
+
+
+def random_exprs(seed):
+  def run():
+    rng = pyrandom.Random(seed)
+    shape = (rng.choice([3, 16, 33]), rng.choice([1, 7, 64]))
+    leaves = [e(*shape, dtype=rng.choice(EXPR_DTYPES)) for _ in range(3)]
+    for _ in range(4):
+      # tinygrad rejects some random graphs (e.g. dtype rules); those are skipped, never a compiled kernel.
+      try:
+        random_expr(rng, leaves, 4).contiguous().realize()
+      except (RuntimeError, AssertionError, TypeError, ValueError):
+        pass
+  return run
+
+
 PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAMES] + [
   ("transcendental", transcendental, {}),
   ("transcendental_sw", transcendental, {"TRANSCENDENTAL": 2}),
@@ -194,7 +234,7 @@ PLAIN = [(f"elementwise_{n}", elementwise(getattr(dtypes, n)), {}) for n in NAME
   ("unary_all_float16", unary_all(dtypes.float16), {}),
   ("conv_shapes", conv_shapes, {}),
   ("where_all_dtypes", where_all_dtypes, {}),
-]
+] + [(f"random_exprs_{seed}", random_exprs(seed), {}) for seed in range(40)]
 
 IMAGE = [
   ("image_conv", image_ops, {"IMAGE": 1}),

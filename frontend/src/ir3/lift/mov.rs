@@ -24,8 +24,10 @@ fn cat_type(t: i64) -> Option<CatType> {
         3 => (false, false, 32),
         4 => (false, true, 16),
         5 => (false, true, 32),
-        6 => (false, false, 8),
-        7 => (false, true, 8),
+        // 8-bit cov sources sign-extend: mesa converts int8 with `cov.u8s16` and
+        // zero-extends uint8 with `and.b x, 0xff` because cov cannot (inferred
+        // from mesa's lowering; tinygrad's int8 -> float relies on it).
+        6 | 7 => (false, true, 8),
         _ => return None,
     };
     Some(CatType {
