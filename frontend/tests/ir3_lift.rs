@@ -693,3 +693,49 @@ fn cov_from_8_bits_sign_extends() {
     );
     assert_eq!(v, (-61.0f32).to_bits());
 }
+
+#[test]
+fn relative_destination_and_sct() {
+    let body = "mov.s16s16 hr4.x, 8\nmova a0.x, hr4.x\nmov.u32u32 r3.x, 31\nmov.s32s32 r<a0.x + 4>, r3.x\n\
+        mov.u32u32 r2.x, r3.x\nadd.u r2.x, r2.x, r3.x";
+    // a0.x = 8: r<a0.x + 4> is regid 12 = r3.x (overwritten with itself) -> 62.
+    assert_eq!(run1(body, &[]), 62);
+    let body = "mov.u32u32 r4.x, 1\nmov.u32u32 r4.y, 2\nmov.u32u32 r4.z, 3\nmov.u32u32 r4.w, 4\n\
+        sct.u32u32 r5.x, r5.y, r3.w, r2.x, r4.x\nadd.u r2.x, r2.x, r3.w";
+    // sct: r4.x..w -> r5.x, r5.y, r3.w, r2.x.
+    assert_eq!(run1(body, &[]), 7);
+}
+
+#[test]
+fn local_atomics_and_ldc_through_a_ubo_descriptor() {
+    let out = run4(
+        "mov.u32u32 r3.x, 0\nmov.u32u32 r2.x, 0\nstl.u32 l[r3.x], r2.x, 1\n(sy)(ss)bar.g\n\
+        add.u r2.y, r0.x, 1\natomic.add.untyped.1d.u32.1.l r2.z, l[r3.x], r2.y\n(sy)(ss)bar.g\n\
+        ldl.u32 r2.x, l[r3.x], 1\nstg.u32 g[r1.x], r2.x, 1",
+        &[],
+    );
+    assert_eq!(out, [10; 4]);
+}
+
+#[test]
+fn ldc_reads_a_ubo() {
+    // UBO 0 -> BUF + 16 (descriptor appended after the const image).
+    let src = "mov.u32u32 r1.x, c0.x\nmov.u32u32 r1.y, c0.y\nmov.u32u32 r3.x, 0\n\
+        ldc.offset1.2.nonuniform r2.x, 1, r3.x\n(sy)add.u r2.x, r2.x, r2.y\nstg.u32 g[r1.x], r2.x, 1\nend\n";
+    let words = assemble(src).expect("asm");
+    let mut cfg = LiftConfig::default();
+    cfg.uniforms.ubo_off = 4096;
+    cfg.uniforms.ubo_count = 1;
+    let kernel = lift(&words, &cfg).expect("lift");
+    let mut d = Dispatch::new([1, 1, 1], [1, 1, 1]);
+    let mut u = uniforms(&[]);
+    u.extend_from_slice(&(BUF + 16).to_le_bytes());
+    d.uniforms = u;
+    // vec4 1 of the UBO = words 8..11 of the buffer (BUF + 16 + 16); .offset1 starts at .y.
+    let mut w = vec![0u32; 16];
+    w[9] = 100;
+    w[10] = 23;
+    let mem = Buffer::new(&w);
+    Interpreter.run(&kernel, &d, &mem).expect("run");
+    assert_eq!(mem.words()[0], 123);
+}
