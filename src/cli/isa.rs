@@ -42,6 +42,8 @@ pub enum AgxCommand {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Lift a compute program to the IR and run it; prints the buffers afterwards.
+    Run(super::agx_run::AgxRunArgs),
 }
 
 pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
@@ -69,6 +71,7 @@ pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
 
 pub fn agx(cmd: AgxCommand) -> Result<ExitCode, CliError> {
     match cmd {
+        AgxCommand::Run(args) => return super::agx_run::run(args),
         AgxCommand::Disasm { file, hex } => {
             let lines = match file {
                 Some(path) => agx::disasm_program(&std::fs::read(path)?)?,

@@ -1,5 +1,6 @@
 //! Subcommands of the `wavejit` binary.
 
+mod agx_run;
 mod bench;
 mod buffers;
 mod demo;

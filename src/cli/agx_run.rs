@@ -1,0 +1,135 @@
+//! `wavejit agx run`: lift an AGX (G13) compute program and run it on the IR engines.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use wavejit::frontend::agx;
+use wavejit::frontend::agx::lift::{AgxDispatch, LiftConfig, Mode, lift};
+use wavejit::runtime::AddressSpace;
+
+use super::CliError;
+use super::buffers::{TypedValues, parse_dims};
+use super::ir::EngineChoice;
+
+#[derive(Args)]
+pub struct AgxRunArgs {
+    /// Raw AGX machine code, or Mesa-syntax assembly if the name ends in `.s`.
+    file: PathBuf,
+    /// Threadgroups along X,Y,Z.
+    #[arg(long, default_value = "1")]
+    grid: String,
+    /// Threads per threadgroup along X,Y,Z.
+    #[arg(long, default_value = "1")]
+    block: String,
+    /// Total threads X,Y,Z instead of --grid (need not be a multiple of --block).
+    #[arg(long)]
+    threads: Option<String>,
+    /// A device buffer TYPE:VALUES (e.g. f32:1,2,3 or u32:0*64); buffer i's address
+    /// goes to u(2i)_u(2i+1).
+    #[arg(long = "buf")]
+    bufs: Vec<String>,
+    /// A 32-bit uniform `N=VALUE` (u<N>), after the buffer addresses.
+    #[arg(long = "uniform")]
+    uniforms: Vec<String>,
+    /// Threadgroup memory bytes.
+    #[arg(long, default_value_t = 0)]
+    tg_mem: u32,
+    /// Allocated registers (1..=128).
+    #[arg(long, default_value_t = 128)]
+    gprs: u32,
+    /// Constant program run once before the kernel (raw or `.s`); its
+    /// uniform_stores update the uniform file.
+    #[arg(long)]
+    preamble: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = EngineChoice::Jit)]
+    engine: EngineChoice,
+}
+
+fn read_code(path: &PathBuf) -> Result<Vec<u8>, CliError> {
+    if path.extension().is_some_and(|e| e == "s") {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(agx::assemble(&text).map_err(|e| format!("{}:{e}", path.display()))?)
+    } else {
+        Ok(std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+    }
+}
+
+fn parse_uniform(spec: &str) -> Result<(usize, u32), CliError> {
+    let (n, v) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--uniform `{spec}`: expected N=VALUE"))?;
+    let n: usize = n.trim_start_matches('u').parse()?;
+    let v = v.trim();
+    let v = match v.strip_prefix("0x") {
+        Some(h) => u32::from_str_radix(h, 16)?,
+        None => match v.parse::<i64>() {
+            Ok(i) => i as u32,
+            Err(_) => v.parse::<f32>()?.to_bits(),
+        },
+    };
+    Ok((n, v))
+}
+
+pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
+    let code = read_code(&a.file)?;
+    let config = LiftConfig {
+        name: a.file.display().to_string(),
+        gpr_count: a.gprs,
+        threadgroup_memory: a.tg_mem,
+        ..LiftConfig::default()
+    };
+    let kernel = lift(&code, &config)?;
+    wavejit::ir::verify::verify(&kernel)?;
+    let block = parse_dims(&a.block)?;
+    let mut dispatch = match &a.threads {
+        Some(t) => AgxDispatch::new(parse_dims(t)?, block),
+        None => AgxDispatch::from_threadgroups(parse_dims(&a.grid)?, block),
+    };
+    let mem = AddressSpace::new();
+    let mut bufs = Vec::new();
+    for (i, spec) in a.bufs.iter().enumerate() {
+        let v = TypedValues::parse(spec)?;
+        let addr = mem.alloc(v.bytes.len().max(1) as u64)?;
+        mem.write_bytes(addr, &v.bytes)?;
+        dispatch.bind_buffer(i, addr)?;
+        bufs.push((addr, v));
+    }
+    for spec in &a.uniforms {
+        let (n, v) = parse_uniform(spec)?;
+        dispatch.set_u32(n, v)?;
+    }
+    let engine = a.engine.engine();
+    if let Some(path) = &a.preamble {
+        let pre = lift(
+            &read_code(path)?,
+            &LiftConfig {
+                name: path.display().to_string(),
+                mode: Mode::Preamble,
+                ..LiftConfig::default()
+            },
+        )?;
+        wavejit::ir::verify::verify(&pre)?;
+        let file = dispatch.uniform_file_bytes();
+        let addr = mem.alloc(file.len() as u64)?;
+        mem.write_bytes(addr, &file)?;
+        engine.run(&pre, &dispatch.preamble_dispatch(addr), &mem)?;
+        dispatch.set_uniform_file_bytes(&mem.read_bytes(addr, file.len())?);
+    }
+    let start = Instant::now();
+    let result = engine.run(&kernel, &dispatch.dispatch()?, &mem);
+    let elapsed = start.elapsed();
+    for (i, (addr, v)) in bufs.iter().enumerate() {
+        let bytes = mem.read_bytes(*addr, v.bytes.len())?;
+        println!("buf{i} = {}", TypedValues::format(v.elem, &bytes));
+    }
+    eprintln!("ran on {} in {elapsed:.2?}", engine.name());
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(fault) => {
+            eprintln!("fault: {fault}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
