@@ -812,3 +812,39 @@ fn computed_call_to_far_function_through_the_hub() {
         o.lifted.kernel.values.len()
     );
 }
+
+/// Sub-word loads from the ID window return the bytes of the ID word, sign- or
+/// zero-extended, through constant and computed addresses.
+#[test]
+fn id_window_sub_word_loads() {
+    let load = |kind, rd: u8, rs1: u8, offset| Instr::Load {
+        kind,
+        rd: x(rd),
+        rs1: x(rs1),
+        offset,
+    };
+    let p = [
+        lui(5, 0x8000_0000),
+        load(LoadKind::HalfUnsigned, 10, 5, 0x20), // blockDim.x = 300 = 0x12c
+        load(LoadKind::Byte, 11, 5, 0x20),         // 0x2c
+        load(LoadKind::ByteUnsigned, 12, 5, 0x21), // 0x01
+        lw(6, 0, 0x100),                           // 0x80000020, not a constant
+        load(LoadKind::Half, 13, 6, 0),
+        load(LoadKind::ByteUnsigned, 14, 6, 1),
+        load(LoadKind::ByteUnsigned, 15, 6, 3),
+        EBREAK,
+    ];
+    let o = run_with(
+        &words(&p),
+        &[(0x100, vec![0x8000_0020])],
+        [1, 1, 1],
+        [300, 1, 1],
+        LiftOptions::default(),
+    );
+    ok(&o);
+    let c = o.mem.lane(299);
+    assert_eq!(
+        [c.x[10], c.x[11], c.x[12], c.x[13], c.x[14], c.x[15]],
+        [300, 0x2c, 1, 300, 1, 0]
+    );
+}
