@@ -46,6 +46,18 @@ fn fp32_denormals_flush_in_and_out_keeping_sign() {
 }
 
 #[test]
+fn tininess_is_judged_before_rounding() {
+    // (1 - 2^-24) * 2^-126 = 2^-126 - 2^-150 rounds (tie to even) up to the smallest
+    // normal, but the exact value is below 2^-126, so the result flushes to ±0.
+    let r = r4_7(
+        "fmul r4, r0, r1\nfmul r5, r0.neg, r1\nffma r6, r0, r1, r2\nfmul r7, r3, r1",
+        [0x3f7f_ffff, 0x0080_0000, 0x0080_0000, b(1.0)],
+    );
+    // ffma: 2^-125 - 2^-150 is normal (ties to even 2^-125); 1.0 * 2^-126 stays.
+    assert_eq!(r, vec![0, 0x8000_0000, 0x0100_0000, 0x0080_0000]);
+}
+
+#[test]
 fn nan_results_are_canonical() {
     let r = r4_7(
         "fadd r4, r0, 1.0\nfadd r5, r1, r1.neg\nfmul r6, r2, 0.0\nffma r7, r3, 1.0, 1.0",
