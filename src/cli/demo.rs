@@ -118,5 +118,20 @@ pub fn run() -> Result<ExitCode, CliError> {
     if !exact {
         return Err("JIT result differs from native Rust".into());
     }
+
+    println!();
+    println!("== ir3 (Adreno a630) through KGSL + PM4: a tinygrad capture ==");
+    let t = Instant::now();
+    let r = wavejit::demo_kgsl::replay_a2p1()?;
+    println!(
+        "tinygrad Tensor(x)*2+1: mesa-compiled a630 kernel at {:#x}, lifted and run on the JIT: input {:?} -> output {:?} ({:.2?})",
+        r.shader_addr,
+        r.input,
+        r.output,
+        t.elapsed()
+    );
+    if r.output != [3.0, 5.0, 7.0, 9.0] {
+        return Err(format!("ir3 kernel gave {:?}, expected [3, 5, 7, 9]", r.output).into());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -147,7 +147,17 @@ impl Capture {
         mem: &AddressSpace,
         cu: &mut dyn ComputeUnit,
     ) -> Result<RunOutcome, CpError> {
-        let mut cp = CommandProcessor::default();
+        self.replay_on(&mut CommandProcessor::default(), mem, cu)
+    }
+
+    /// Like [`Capture::replay`] on a given command processor, whose state (e.g.
+    /// the constants the IBs loaded) the caller can inspect afterwards.
+    pub fn replay_on(
+        &self,
+        cp: &mut CommandProcessor,
+        mem: &AddressSpace,
+        cu: &mut dyn ComputeUnit,
+    ) -> Result<RunOutcome, CpError> {
         for &(r, v) in &self.registers {
             cp.regs.set(r, v);
         }
