@@ -176,6 +176,32 @@ stop";
 }
 
 #[test]
+fn packed_formats_load_one_word_and_expand() {
+    let src = "load r4_r5_r6_r7, du0, 0, rgb10a2, xyzw, a
+load r8_r9_r10, du0, 1, rg11b10f, xyz, a
+load r11_r12_r13, du0, 2, rgb9e5, xyz, a
+load r14l_r14h_r15l, du0, 1, rg11b10f, xyz, a
+store r4_r5_r6_r7, du2, 0, i32, xyzw, a
+store r8_r9_r10_r11, du2, 4, i32, xyzw, a
+store r12_r13_r14_r15, du2, 8, i32, xyzw, a
+stop";
+    // rgb10a2: r = 1023, g = 0, b = 341, a = 3.
+    let w0 = 1023 | (341 << 20) | (3 << 30);
+    // rg11b10f: r = f11 1.0 (exp 15 -> 0x3c0), g = f11 2.0 (0x400), b = f10 0.5 (0x1c0).
+    let w1 = 0x3c0 | (0x400 << 11) | (0x1c0 << 22);
+    // rgb9e5: e = 16 -> scale 2^-8: r = 256 -> 1.0, g = 3 -> 3/256, b = 0.
+    let w2 = 256 | (3 << 9) | (16 << 27);
+    let out = run(src, lanes(1, 1), &[vec![w0, w1, w2], vec![0; 12]]);
+    let f = |x: f32| x.to_bits();
+    assert_eq!(out[1][..4], [f(1.0), 0, f(341.0 / 1023.0), f(1.0)]);
+    assert_eq!(out[1][4..7], [f(1.0), f(2.0), f(0.5)]);
+    assert_eq!(out[1][7..10], [f(1.0), f(3.0 / 256.0), 0]);
+    // 16-bit registers get f16: 1.0, 2.0 | 0.5 in r15l.
+    assert_eq!(out[1][10], 0x4000_3c00);
+    assert_eq!(out[1][11] & 0xffff, 0x3800);
+}
+
+#[test]
 fn threadgroup_memory_and_barrier_across_simd_groups() {
     let src = "mov r2, thread_in_threadgroup_x
 imul r3, r2, 3

@@ -82,6 +82,8 @@ enum Format {
         bits: u8,
         signed: bool,
     },
+    /// Bit-packed 32-bit pixel: rgb10a2 (8), rg11b10f (12/14), rgb9e5 (13/15).
+    Packed(u32),
 }
 
 impl Format {
@@ -89,7 +91,7 @@ impl Format {
         match self {
             Format::I8 => 1,
             Format::I16 | Format::F16 => 2,
-            Format::I32 => 4,
+            Format::I32 | Format::Packed(_) => 4,
             Format::Norm { bits, .. } => u32::from(bits) / 8,
         }
     }
@@ -117,11 +119,9 @@ fn format_of(ctx: &Ctx, instr: &Instr) -> Result<Format, LiftError> {
             bits: 16,
             signed: true,
         },
+        f @ (8 | 12 | 13 | 14 | 15) => Format::Packed(f),
         f => {
-            return Err(ctx.unsupported(
-                instr,
-                format!("memory format {f} (packed/sRGB) is not lifted"),
-            ));
+            return Err(ctx.unsupported(instr, format!("memory format {f} (sRGB) is not lifted")));
         }
     })
 }
@@ -159,6 +159,9 @@ fn load_elem(
             }
             ctx.b
                 .ins(InstKind::Load(access(space, Type::I32, 32, false)), &[addr])
+        }
+        Format::Packed(_) => {
+            return Err(ctx.unsupported(instr, "packed formats are device loads only"));
         }
         Format::Norm { bits, signed } => {
             let raw = ctx.b.ins(
@@ -219,6 +222,7 @@ fn store_elem(
 ) -> Result<(), LiftError> {
     let (v, bits) = match fmt {
         Format::I8 | Format::I16 | Format::F16 => (v, (fmt.bytes() * 8) as u8),
+        Format::Packed(_) => return Err(ctx.unsupported(instr, "packed stores are not lifted")),
         Format::I32 => {
             if reg_bits != 32 {
                 return Err(ctx.unsupported(instr, "i32 data needs 32-bit registers"));
@@ -331,6 +335,9 @@ fn device(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
     let mask = instr.modifier(ModField::Mask).unwrap_or(1);
     let shift = instr.modifier(ModField::Shift).unwrap_or(0);
     let esz = u64::from(fmt.bytes());
+    if let Format::Packed(code) = fmt {
+        return packed_load(ctx, instr, code, store, &data, &base_op, &index_op);
+    }
     let join = ctx.begin_exec_region();
     let base = ctx.read_int(&base_op, Type::I64, false)?;
     let align = ctx.i64c(!(esz - 1));
@@ -484,6 +491,129 @@ fn uniform_store(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
     for k in 0..halves {
         let v = ctx.read_reg(src.value + k, 16)?;
         ctx.write_uniform(d.value + k, 16, v)?;
+    }
+    ctx.end_exec_region(join);
+    Ok(())
+}
+
+/// `(w >> shift) & mask` on i32.
+fn field(ctx: &mut Ctx, w: Value, shift: u32, mask: u32) -> Value {
+    let s = ctx.i32c(shift);
+    let x = ctx.bin(IBinOp::ShrU, w, s);
+    let m = ctx.i32c(mask);
+    ctx.bin(IBinOp::And, x, m)
+}
+
+fn f16_bits_to_f32(ctx: &mut Ctx, h: Value) -> Value {
+    let h = ctx.resize(h, Type::I16, false);
+    let h = ctx.cast(CastOp::Bitcast, Type::F16, h);
+    ctx.b.ins(
+        InstKind::Fcvt {
+            from: FloatFormat::F16,
+            to: FloatFormat::F32,
+            mode: FloatMode::IEEE,
+        },
+        &[h],
+    )
+}
+
+/// Bit-packed loads: one aligned 32-bit word at `(A & ~3) + ext(O) * 4` (mask and
+/// shift ignored) expanded to floats in consecutive registers (agx.md §4.1, model).
+fn packed_load(
+    ctx: &mut Ctx,
+    instr: &Instr,
+    code: u32,
+    store: bool,
+    data: &Operand,
+    base_op: &Operand,
+    index_op: &Operand,
+) -> Result<(), LiftError> {
+    if store {
+        return Err(ctx.unsupported(instr, "packed stores are not lifted"));
+    }
+    let join = ctx.begin_exec_region();
+    let base = ctx.read_int(base_op, Type::I64, false)?;
+    let align = ctx.i64c(!3);
+    let base = ctx.bin(IBinOp::And, base, align);
+    let index = ctx.read_int(index_op, Type::I64, index_op.sx)?;
+    let four = ctx.i64c(4);
+    let off = ctx.bin(IBinOp::Mul, index, four);
+    let addr = ctx.bin(IBinOp::Add, base, off);
+    let w = ctx.b.ins(
+        InstKind::Load(access(AddrSpace::Global, Type::I32, 32, false)),
+        &[addr],
+    );
+    let fmode = FloatMode::IEEE;
+    let mut comps = Vec::new();
+    match code {
+        8 => {
+            for (shift, bits) in [(0u32, 10u32), (10, 10), (20, 10), (30, 2)] {
+                let x = field(ctx, w, shift, (1 << bits) - 1);
+                let f = ctx.b.ins(
+                    InstKind::IToF {
+                        to: FloatFormat::F32,
+                        signed: false,
+                        mode: fmode,
+                    },
+                    &[x],
+                );
+                let s = ctx.f32c(((1u32 << bits) - 1) as f32);
+                comps.push(ctx.b.ins(
+                    InstKind::FBinary {
+                        op: FBinOp::Div,
+                        mode: fmode,
+                    },
+                    &[f, s],
+                ));
+            }
+        }
+        12 | 14 => {
+            // f11 (5-bit exponent, 6-bit mantissa) and f10 are f16 with fewer
+            // mantissa bits: shift them into place.
+            for (shift, mask, up) in [(0u32, 0x7ffu32, 4u32), (11, 0x7ff, 4), (22, 0x3ff, 5)] {
+                let x = field(ctx, w, shift, mask);
+                let u = ctx.i32c(up);
+                let h = ctx.bin(IBinOp::Shl, x, u);
+                comps.push(f16_bits_to_f32(ctx, h));
+            }
+        }
+        _ => {
+            // rgb9e5: m * 2^(e - 24), exact in f32.
+            let e = field(ctx, w, 27, 0x1f);
+            let bias = ctx.i32c(103);
+            let be = ctx.bin(IBinOp::Add, e, bias);
+            let k23 = ctx.i32c(23);
+            let sbits = ctx.bin(IBinOp::Shl, be, k23);
+            let scale = ctx.cast(CastOp::Bitcast, Type::F32, sbits);
+            for shift in [0u32, 9, 18] {
+                let m = field(ctx, w, shift, 0x1ff);
+                let f = ctx.b.ins(
+                    InstKind::IToF {
+                        to: FloatFormat::F32,
+                        signed: false,
+                        mode: fmode,
+                    },
+                    &[m],
+                );
+                comps.push(ctx.b.ins(
+                    InstKind::FBinary {
+                        op: FBinOp::Mul,
+                        mode: fmode,
+                    },
+                    &[f, scale],
+                ));
+            }
+        }
+    }
+    for (k, v) in comps.into_iter().take(usize::from(data.count)).enumerate() {
+        let v = if data.size == 16 {
+            narrow_f16(ctx, v)
+        } else {
+            v
+        };
+        let bits = ctx.cast(CastOp::Bitcast, ctx.ty(v).as_int(), v);
+        let half = data.value + (k as i32) * i32::from(data.size / 16);
+        ctx.write_reg_raw(half, data.size, bits)?;
     }
     ctx.end_exec_region(join);
     Ok(())
