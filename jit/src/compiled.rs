@@ -1,10 +1,13 @@
 //! A compiled kernel specialisation and what the Rust side needs to run it.
 
+use std::sync::Mutex;
+
 use cranelift_entity::SecondaryMap;
 use wavejit_ir::{Block, Inst, Kernel, Type};
 
 use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
+use crate::exec::Buffers;
 use crate::plan::Plan;
 
 /// A kernel compiled for batches of a given number of lanes.
@@ -19,6 +22,8 @@ pub struct Compiled {
     /// The block of every instruction.
     pub(crate) inst_block: SecondaryMap<Inst, Block>,
     pub(crate) code: CompiledCode,
+    /// Batch buffers left by earlier dispatches, one per worker that ran.
+    pool: Mutex<Vec<Buffers>>,
 }
 
 impl Compiled {
@@ -54,6 +59,26 @@ impl Compiled {
             arg_tys,
             inst_block,
             code,
+            pool: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Recycled batch buffers (empty ones when none are left).
+    pub(crate) fn take_buffers(&self) -> Buffers {
+        self.pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default()
+    }
+
+    /// Keeps `bufs` for a later dispatch (at most a few: one per worker thread).
+    pub(crate) fn give_buffers(&self, bufs: Buffers) {
+        const KEEP: usize = 4;
+        if let Ok(mut p) = self.pool.lock()
+            && p.len() < KEEP
+        {
+            p.push(bufs);
+        }
     }
 }

@@ -89,15 +89,11 @@ impl<'a> HostCtx<'a> {
 /// The lowest faulting lane so far: (linear workgroup * lanes + local index, fault).
 pub type LaneFault = (u128, Fault);
 
-/// One worker's batch state, reused from batch to batch.
-pub struct Runner<'a> {
-    c: &'a Compiled,
-    dispatch: &'a Dispatch,
-    host: HostCtx<'a>,
-    /// Lanes per workgroup.
-    wg_lanes: usize,
-    slots: usize,
-    wave_size: usize,
+/// A worker's batch buffers. They are recycled across dispatches of one
+/// compiled kernel: allocating (and page-faulting in) a fresh register slab
+/// per dispatch costs more than a small dispatch runs.
+#[derive(Default)]
+pub struct Buffers {
     regs: Vec<u64>,
     recs: Vec<LaneRec>,
     shared: Vec<u8>,
@@ -107,6 +103,18 @@ pub struct Runner<'a> {
     wave_min: Vec<u32>,
     /// Second lowest pc of each workgroup's current wave.
     wave_next: Vec<u32>,
+}
+
+/// One worker's batch state, reused from batch to batch.
+pub struct Runner<'a> {
+    c: &'a Compiled,
+    dispatch: &'a Dispatch,
+    host: HostCtx<'a>,
+    /// Lanes per workgroup.
+    wg_lanes: usize,
+    slots: usize,
+    wave_size: usize,
+    bufs: Buffers,
     /// The inline global-region cache carried from call to call (writable,
     /// start, len, host).
     gc: (u32, u64, u64, u64),
@@ -121,10 +129,22 @@ impl<'a> Runner<'a> {
         kernel: &'a Kernel,
         dispatch: &'a Dispatch,
         memory: &'a dyn GlobalMemory,
+        bufs: Buffers,
     ) -> Runner<'a> {
         let wg_lanes = dispatch.lanes_per_workgroup() as usize;
         let slots = c.lanes / wg_lanes.max(1);
         let n = c.lanes;
+        let mut bufs = bufs;
+        // Every batch's `setup` re-initialises lane records, shared and private
+        // memory and parked flags; slab slots are always written before they
+        // are read (SSA dominance), so recycled buffers only need the sizes.
+        bufs.regs.resize(kernel.values.len() * n, 0);
+        bufs.recs.resize(n, LaneRec::EMPTY);
+        bufs.shared.resize(kernel.shared_size as usize * slots, 0);
+        bufs.private.resize(kernel.private_size as usize * n, 0);
+        bufs.parked.resize(n, false);
+        bufs.wave_min.resize(slots, PC_DEAD);
+        bufs.wave_next.resize(slots, PC_DEAD);
         Runner {
             c,
             dispatch,
@@ -132,18 +152,16 @@ impl<'a> Runner<'a> {
             wg_lanes,
             slots,
             wave_size: dispatch.wave_size as usize,
-            regs: vec![0; kernel.values.len() * n],
-            recs: vec![LaneRec::EMPTY; n],
-            shared: vec![0; kernel.shared_size as usize * slots],
-            private: vec![0; kernel.private_size as usize * n],
-            parked: vec![false; n],
-            list: Vec::with_capacity(n),
-            wave_min: vec![PC_DEAD; slots],
-            wave_next: vec![PC_DEAD; slots],
+            bufs,
             gc: (0, 0, 0, 0),
             fault: None,
             first: 0,
         }
+    }
+
+    /// The buffers, for the next dispatch of the same compiled kernel.
+    pub fn into_buffers(self) -> Buffers {
+        self.bufs
     }
 
     /// Runs workgroups `first .. first + count` (count <= slots); returns the fault
@@ -158,7 +176,7 @@ impl<'a> Runner<'a> {
                 self.run_wave(w);
             }
             let mut released = false;
-            for (rec, parked) in self.recs.iter_mut().zip(self.parked.iter_mut()) {
+            for (rec, parked) in self.bufs.recs.iter_mut().zip(self.bufs.parked.iter_mut()) {
                 if *parked {
                     *parked = false;
                     rec.pc += 1;
@@ -175,14 +193,14 @@ impl<'a> Runner<'a> {
     fn setup(&mut self, first: u64, count: usize) {
         let k = self.host.kernel;
         let (ss, ps) = (k.shared_size as usize, k.private_size as usize);
-        self.shared.fill(0);
-        self.private.fill(0);
-        self.parked.fill(false);
-        let shared = self.shared.as_mut_ptr() as u64;
-        let private = self.private.as_mut_ptr() as u64;
+        self.bufs.shared.fill(0);
+        self.bufs.private.fill(0);
+        self.bufs.parked.fill(false);
+        let shared = self.bufs.shared.as_mut_ptr() as u64;
+        let private = self.bufs.private.as_mut_ptr() as u64;
         // The entry block is block 0, at linear pc 0.
         let entry_pc = 0;
-        for (lane, rec) in self.recs.iter_mut().enumerate() {
+        for (lane, rec) in self.bufs.recs.iter_mut().enumerate() {
             let (slot, local) = (lane / self.wg_lanes.max(1), lane % self.wg_lanes.max(1));
             if slot >= count {
                 *rec = LaneRec::EMPTY;
@@ -204,10 +222,10 @@ impl<'a> Runner<'a> {
             };
         }
         if self.dispatch.step_limit < 1 {
-            for lane in 0..self.recs.len() {
-                if self.recs[lane].pc != PC_DEAD {
-                    self.recs[lane].fault = WATCHDOG_FAULT;
-                    self.recs[lane].fault_addr = 0;
+            for lane in 0..self.bufs.recs.len() {
+                if self.bufs.recs[lane].pc != PC_DEAD {
+                    self.bufs.recs[lane].fault = WATCHDOG_FAULT;
+                    self.bufs.recs[lane].fault_addr = 0;
                     self.report(lane);
                 }
             }
@@ -226,8 +244,8 @@ impl<'a> Runner<'a> {
                 // The lowest and second lowest pc of the wave's runnable lanes.
                 let (mut m, mut m2) = (PC_DEAD, PC_DEAD);
                 for lane in base + lo..base + hi {
-                    let pc = self.recs[lane].pc;
-                    if self.parked[lane] || pc >= m2 {
+                    let pc = self.bufs.recs[lane].pc;
+                    if self.bufs.parked[lane] || pc >= m2 {
                         continue;
                     }
                     if pc < m {
@@ -237,8 +255,8 @@ impl<'a> Runner<'a> {
                         m2 = pc;
                     }
                 }
-                self.wave_min[s] = m;
-                self.wave_next[s] = m2;
+                self.bufs.wave_min[s] = m;
+                self.bufs.wave_next[s] = m2;
                 best = best.min(m);
             }
             if best == PC_DEAD {
@@ -247,19 +265,19 @@ impl<'a> Runner<'a> {
             // Compiled code may run on while the set stays below every other lane
             // of its waves.
             let limit = (0..self.slots)
-                .filter(|&s| self.wave_min[s] == best)
-                .map(|s| self.wave_next[s])
+                .filter(|&s| self.bufs.wave_min[s] == best)
+                .map(|s| self.bufs.wave_next[s])
                 .min()
                 .unwrap_or(PC_DEAD);
-            self.list.clear();
+            self.bufs.list.clear();
             for s in 0..self.slots {
-                if self.wave_min[s] != best {
+                if self.bufs.wave_min[s] != best {
                     continue;
                 }
                 let base = s * self.wg_lanes;
                 for lane in base + lo..base + hi {
-                    if self.recs[lane].pc == best && !self.parked[lane] {
-                        self.list.push(lane as u32);
+                    if self.bufs.recs[lane].pc == best && !self.bufs.parked[lane] {
+                        self.bufs.list.push(lane as u32);
                     }
                 }
             }
@@ -268,9 +286,9 @@ impl<'a> Runner<'a> {
                 PcKind::Sync(inst) => self.sync(inst, best, lo, hi),
                 PcKind::Inner => {
                     // Unreachable for verified kernels; stop the lanes rather than spin.
-                    for k in 0..self.list.len() {
-                        let lane = self.list[k] as usize;
-                        self.recs[lane].pc = PC_DEAD;
+                    for k in 0..self.bufs.list.len() {
+                        let lane = self.bufs.list[k] as usize;
+                        self.bufs.recs[lane].pc = PC_DEAD;
                     }
                 }
             }
@@ -279,8 +297,8 @@ impl<'a> Runner<'a> {
 
     fn ctx(&mut self) -> BatchCtx {
         BatchCtx {
-            regs: self.regs.as_mut_ptr(),
-            lanes: self.recs.as_mut_ptr(),
+            regs: self.bufs.regs.as_mut_ptr(),
+            lanes: self.bufs.recs.as_mut_ptr(),
             uniforms: self.dispatch.uniforms.as_ptr(),
             uniforms_len: self.dispatch.uniforms.len() as u64,
             step_limit: self.dispatch.step_limit,
@@ -305,16 +323,16 @@ impl<'a> Runner<'a> {
             (self.c.code.func)(
                 &mut ctx,
                 seg,
-                self.list.as_ptr(),
-                self.list.len() as u32,
+                self.bufs.list.as_ptr(),
+                self.bufs.list.len() as u32,
                 limit,
             )
         };
         self.gc = (ctx.gc_writable, ctx.gc_start, ctx.gc_len, ctx.gc_host);
         if faulted != 0 {
-            for k in 0..self.list.len() {
-                let lane = self.list[k] as usize;
-                if self.recs[lane].fault != NO_FAULT {
+            for k in 0..self.bufs.list.len() {
+                let lane = self.bufs.list[k] as usize;
+                if self.bufs.recs[lane].fault != NO_FAULT {
                     self.report(lane);
                 }
             }
@@ -326,8 +344,8 @@ impl<'a> Runner<'a> {
         let kernel = self.host.kernel;
         let data = &kernel.insts[inst];
         if data.kind == InstKind::Barrier {
-            for &lane in &self.list {
-                self.parked[lane as usize] = true;
+            for &lane in &self.bufs.list {
+                self.bufs.parked[lane as usize] = true;
             }
             return;
         }
@@ -337,19 +355,19 @@ impl<'a> Runner<'a> {
         let mut cols = vec![vec![0u64; width]; data.args.len()];
         let mut out = vec![0u64; width];
         for s in 0..self.slots {
-            if self.wave_min[s] != pc {
+            if self.bufs.wave_min[s] != pc {
                 continue;
             }
             let base = s * self.wg_lanes + lo;
             executing.fill(false);
             for (i, e) in executing.iter_mut().enumerate() {
                 let lane = base + i;
-                *e = self.recs[lane].pc == pc && !self.parked[lane];
+                *e = self.bufs.recs[lane].pc == pc && !self.bufs.parked[lane];
             }
             for (col, &v) in cols.iter_mut().zip(&data.args) {
                 for (i, c) in col.iter_mut().enumerate() {
                     *c = if executing[i] {
-                        self.regs[v.as_u32() as usize * n + base + i]
+                        self.bufs.regs[v.as_u32() as usize * n + base + i]
                     } else {
                         0
                     };
@@ -365,10 +383,10 @@ impl<'a> Runner<'a> {
                 }
                 let lane = base + i;
                 if ok {
-                    self.regs[data.results[0].as_u32() as usize * n + lane] = out[i];
-                    self.recs[lane].pc = pc + 1;
+                    self.bufs.regs[data.results[0].as_u32() as usize * n + lane] = out[i];
+                    self.bufs.recs[lane].pc = pc + 1;
                 } else {
-                    self.recs[lane].fault = inst.as_u32();
+                    self.bufs.recs[lane].fault = inst.as_u32();
                     self.report(lane);
                 }
             }
@@ -378,9 +396,9 @@ impl<'a> Runner<'a> {
     /// Turns lane `lane`'s fault record into a `Fault`, stops the lane and keeps
     /// the fault if it is the lowest so far.
     fn report(&mut self, lane: usize) {
-        let rec = self.recs[lane];
-        self.recs[lane].pc = PC_DEAD;
-        self.parked[lane] = false;
+        let rec = self.bufs.recs[lane];
+        self.bufs.recs[lane].pc = PC_DEAD;
+        self.bufs.parked[lane] = false;
         let wgl = self.wg_lanes.max(1);
         let (slot, local) = (lane / wgl, lane % wgl);
         let key = u128::from(self.first + slot as u64) * wgl as u128 + local as u128;

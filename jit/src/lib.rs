@@ -115,6 +115,8 @@ impl Jit {
     }
 
     fn cached(&self, key: (u64, usize), kernel: &Kernel) -> Option<Arc<Compiled>> {
+        // The hash only narrows the search: the full comparison keeps kernels
+        // with equal hashes apart.
         let cache = self.cache.lock().ok()?;
         cache
             .get(&key)?
@@ -126,12 +128,17 @@ impl Jit {
     /// The compiled code of `kernel` for batches of `lanes` lanes, from the cache
     /// when present (a hit does not touch Cranelift).
     pub fn compile(&self, kernel: &Kernel, lanes: usize) -> Result<Arc<Compiled>, JitError> {
-        let key = (content_hash(kernel), lanes);
+        self.compile_keyed((content_hash(kernel), lanes), kernel)
+    }
+
+    /// [`Jit::compile`] with the cache key already computed (hashing a kernel
+    /// is most of the cost of a hit, so a dispatch hashes once).
+    fn compile_keyed(&self, key: (u64, usize), kernel: &Kernel) -> Result<Arc<Compiled>, JitError> {
         if let Some(c) = self.cached(key, kernel) {
             return Ok(c);
         }
         wavejit_ir::verify::verify(kernel).map_err(|e| JitError::Unverified(e.to_string()))?;
-        let c = Arc::new(Compiled::new(kernel, lanes)?);
+        let c = Arc::new(Compiled::new(kernel, key.1)?);
         self.compiles.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut cache) = self.cache.lock() {
             cache.entry(key).or_default().push(c.clone());
@@ -141,9 +148,63 @@ impl Jit {
 }
 
 fn content_hash(kernel: &Kernel) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = FastHasher::default();
     kernel.hash(&mut h);
     h.finish()
+}
+
+/// A multiply-rotate hasher (FxHash style): the derived `Hash` of a kernel makes
+/// thousands of tiny writes, which SipHash makes cost microseconds. It is not
+/// collision resistant, which is fine: equal hashes are compared in full.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl FastHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        // The length keeps "ab" + "" apart from "a" + "b".
+        self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Engine for Jit {
@@ -174,7 +235,7 @@ impl Engine for Jit {
         if odd || (small && self.cached(key, kernel).is_none()) {
             return Interpreter.run(kernel, dispatch, memory);
         }
-        match self.compile(kernel, batch) {
+        match self.compile_keyed(key, kernel) {
             Ok(c) => run::run_dispatch(&c, kernel, dispatch, memory, self.config.threads),
             // Kernels the JIT cannot take (e.g. failing verification) get the
             // interpreter's defined behaviour.

@@ -30,39 +30,46 @@ pub fn run_dispatch(
     let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
     let threads = (threads.max(1) as u64).min(batches) as usize;
     if threads == 1 {
-        let mut runner = Runner::new(c, kernel, dispatch, memory);
+        let mut runner = Runner::new(c, kernel, dispatch, memory, c.take_buffers());
+        let mut result = Ok(());
         for b in 0..batches {
             let (first, count) = batch(b);
             if let Some((_, fault)) = runner.run_batch(first, count) {
-                return Err(fault);
+                result = Err(fault);
+                break;
             }
         }
-        return Ok(());
+        c.give_buffers(runner.into_buffers());
+        return result;
     }
     let next = AtomicU64::new(0);
     let stop = AtomicU64::new(u64::MAX);
     let best: Mutex<Option<LaneFault>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let mut runner = Runner::new(c, kernel, dispatch, memory);
-                loop {
-                    let b = next.fetch_add(1, Ordering::SeqCst);
-                    if b >= batches || b > stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let (first, count) = batch(b);
-                    if let Some(found) = runner.run_batch(first, count) {
-                        stop.fetch_min(b, Ordering::SeqCst);
-                        if let Ok(mut best) = best.lock()
-                            && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
-                        {
-                            *best = Some(found);
-                        }
-                    }
+    let worker = || {
+        let mut runner = Runner::new(c, kernel, dispatch, memory, c.take_buffers());
+        loop {
+            let b = next.fetch_add(1, Ordering::SeqCst);
+            if b >= batches || b > stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let (first, count) = batch(b);
+            if let Some(found) = runner.run_batch(first, count) {
+                stop.fetch_min(b, Ordering::SeqCst);
+                if let Ok(mut best) = best.lock()
+                    && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
+                {
+                    *best = Some(found);
                 }
-            });
+            }
         }
+        c.give_buffers(runner.into_buffers());
+    };
+    std::thread::scope(|scope| {
+        // The calling thread is one of the workers: one spawn fewer per dispatch.
+        for _ in 1..threads {
+            scope.spawn(worker);
+        }
+        worker();
     });
     match best.into_inner() {
         Ok(Some((_, fault))) => Err(fault),

@@ -57,11 +57,21 @@ pub fn cl_ty(t: Type) -> ir::Type {
     }
 }
 
-fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, JitError> {
+type Isa = std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>;
+
+/// The host ISA, built once per process: detecting the CPU and building the
+/// flags is a fixed cost per compile that dominates small kernels.
+fn isa() -> Result<Isa, JitError> {
+    static ISA: std::sync::OnceLock<Result<Isa, String>> = std::sync::OnceLock::new();
+    ISA.get_or_init(host_isa)
+        .clone()
+        .map_err(JitError::Cranelift)
+}
+
+fn host_isa() -> Result<Isa, String> {
     let mut f = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
-        f.set(k, v)
-            .map_err(|e| JitError::Cranelift(format!("setting {k}={v}: {e}")))
+        f.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))
     };
     set(&mut f, "is_pic", "false")?;
     set(&mut f, "use_colocated_libcalls", "false")?;
@@ -75,10 +85,10 @@ fn isa() -> Result<std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>, JitErr
             "false"
         },
     )?;
-    let builder = cranelift_native::builder().map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
     builder
         .finish(settings::Flags::new(f))
-        .map_err(|e| JitError::Cranelift(e.to_string()))
+        .map_err(|e| e.to_string())
 }
 
 /// Compiles `kernel` cut by `plan` for batches of `lanes` lanes.
