@@ -18,6 +18,7 @@ pub mod code_object;
 pub mod dispatch;
 pub mod ffi;
 pub mod guard;
+pub mod isa;
 pub mod loader;
 mod notify;
 pub mod packet;
