@@ -1,6 +1,7 @@
 //! wavejit: a GPU emulator that JIT-compiles real shader binaries to native CPU code.
 
 pub mod bench;
+pub mod demo_isa;
 pub mod demo_kgsl;
 
 pub use wavejit_frontend as frontend;

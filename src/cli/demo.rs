@@ -133,5 +133,86 @@ pub fn run() -> Result<ExitCode, CliError> {
     if r.output != [3.0, 5.0, 7.0, 9.0] {
         return Err(format!("ir3 kernel gave {:?}, expected [3, 5, 7, 9]", r.output).into());
     }
+    rv32_mmio_section()?;
+    aql_sections()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Up to `k` values at each end of a vector.
+fn ends<T: std::fmt::Debug>(v: &[T], k: usize) -> String {
+    if v.len() <= 2 * k {
+        return format!("{v:?}");
+    }
+    let head: Vec<String> = v[..k].iter().map(|x| format!("{x:?}")).collect();
+    let tail: Vec<String> = v[v.len() - k..].iter().map(|x| format!("{x:?}")).collect();
+    format!(
+        "[{}, .. {}] ({} values)",
+        head.join(", "),
+        tail.join(", "),
+        v.len()
+    )
+}
+
+/// Prints a run and fails unless every output matches native Rust bit for bit.
+fn report<T: std::fmt::Debug + PartialEq>(
+    what: &str,
+    names: &[&str],
+    r: &wavejit::demo_isa::Run<T>,
+) -> Result<(), CliError> {
+    for (name, input) in names.iter().zip(&r.inputs) {
+        println!("  input {name}: {}", ends(input, 4));
+    }
+    println!("  output:  {}", ends(&r.output, 4));
+    println!(
+        "  {} work-items in workgroups of {}: {:.2?} (lift + compile + run)",
+        r.grid, r.workgroup, r.elapsed
+    );
+    if let Some(i) = (0..r.expected.len()).find(|&i| r.output.get(i) != r.expected.get(i)) {
+        return Err(format!(
+            "{what}: element {i} is {:?}, native Rust gives {:?}",
+            r.output.get(i),
+            r.expected[i]
+        )
+        .into());
+    }
+    println!("  matches native Rust: all {} values", r.expected.len());
+    Ok(())
+}
+
+fn rv32_mmio_section() -> Result<(), CliError> {
+    println!();
+    println!("== RV32 GPGPU through its MMIO registers (BAR0 control, BAR2 VRAM) ==");
+    println!(
+        "driver: GLOBAL_CTRL=ENABLE; code -> VRAM 0; argument block [in=0x1000, out=0x2000] -> VRAM 0x100;"
+    );
+    println!(
+        "        KERNEL_ADDR=0, GRID=(2,1,1), BLOCK=(32,1,1); DISPATCH; read GLOBAL_STATUS/ERROR_STATUS"
+    );
+    println!("kernel: out[i] = 3 * in[i] + 7 (lw args from 0x100, IDs from the 0x80000000 window)");
+    let r = wavejit::demo_isa::mmio_rv32(64)?;
+    report("RV32 via MMIO", &["in"], &r)
+}
+
+fn aql_sections() -> Result<(), CliError> {
+    let agent = wavejit::demo_isa::aql_agent();
+    println!();
+    println!("== AGX (Apple G13) through an HSA AQL queue ==");
+    println!(
+        "kernel: out[i] = a[i] + b[i] + 7; kernarg qwords a, b, out = buffers in u0_u1, u2_u3, u4_u5"
+    );
+    let r = wavejit::demo_isa::aql_agx(&agent, 1000, 64)?;
+    report("AGX via AQL", &["a", "b"], &r)?;
+
+    println!();
+    println!("== the same queue is ISA-neutral: RV32 and ir3 code objects ==");
+    println!(
+        "RV32: out[i] = 3 * in[i] + 7; argument block at core address 0x100 (the device passes no pointer)"
+    );
+    let r = wavejit::demo_isa::aql_rv32(&agent, 1000, 128)?;
+    report("RV32 via AQL", &["in"], &r)?;
+    println!(
+        "ir3 (a630): out[i] = a[i] + 2 * b[i]; kernarg pointers out, a, b = const file c0.x..c1.y"
+    );
+    let r = wavejit::demo_isa::aql_ir3(&agent, 1000)?;
+    report("ir3 via AQL", &["a", "b"], &r)
 }
