@@ -236,3 +236,43 @@ fn equal_code_lifts_once() {
         .expect("loads");
     assert_eq!(rv.lifted_count(), 2);
 }
+
+#[test]
+fn kernel_faults_reach_the_queue_with_their_status() {
+    let agent = jit_agent();
+    isa::register_all(&agent);
+    let mem = agent.memory();
+    // The RV32 argument block points at core addresses nothing is mapped at.
+    let args = mem
+        .alloc_at(u64::from(samples::RV32_ARGS), 8)
+        .expect("args");
+    mem.write_u32s(args, &[0x4000_0000, 0x4100_0000])
+        .expect("args");
+    let k = register(
+        &agent,
+        Isa::Rv32,
+        &samples::rv32_scale_add().expect("encodes"),
+        8,
+    );
+    // An RV32 program without ebreak runs off its code: a trap of the lifted code.
+    let runaway = wavejit_frontend::rv32::encode_program(&[wavejit_frontend::rv32::Instr::OpImm {
+        op: wavejit_frontend::rv32::AluImmOp::Addi,
+        rd: wavejit_frontend::rv32::XReg(5),
+        rs1: wavejit_frontend::rv32::XReg(5),
+        imm: 1,
+    }])
+    .expect("encodes");
+    let r = register(&agent, Isa::Rv32, &runaway, 0);
+    for (kernel, want) in [(k, Status::MEMORY_FAULT), (r, Status::EXCEPTION)] {
+        let log = ErrorLog::default();
+        let q = agent
+            .create_queue(log.options(4, Processing::Manual))
+            .expect("queue");
+        let p = dispatch(kernel, 1, [40, 1, 1], [32, 1, 1], args, None);
+        q.submit(&Packet::KernelDispatch(p)).expect("submit");
+        q.process();
+        let errors = log.errors();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].status, want, "{errors:?}");
+    }
+}
