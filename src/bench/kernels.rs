@@ -95,7 +95,7 @@ block0:
 
 pub fn saxpy_native(a: f32, x: &[f32], y: &mut [f32]) {
     for (xv, yv) in x.iter().zip(y.iter_mut()) {
-        *yv = a * *xv + *yv;
+        *yv += a * *xv;
     }
 }
 

@@ -40,6 +40,12 @@ fn next<T: Copy>(name: &CStr) -> Option<T> {
     }
 }
 
+/// The 32-bit request number of an ioctl (glibc passes it as `unsigned long`).
+#[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
+fn request_number(request: c_ulong) -> u64 {
+    u64::from(request) & 0xffff_ffff
+}
+
 fn set_errno(e: c_int) {
     // SAFETY: __errno_location returns this thread's errno slot.
     unsafe { *libc::__errno_location() = e };
@@ -163,7 +169,7 @@ pub unsafe extern "C" fn openat64(
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
     if let Some(dev) = device_of(fd) {
         let mut dev = dev.lock().unwrap_or_else(|e| e.into_inner());
-        return match dev.ioctl(u64::from(request) & 0xffff_ffff, arg as u64) {
+        return match dev.ioctl(request_number(request), arg as u64) {
             Ok(()) => 0,
             Err(e) => {
                 set_errno(e);
@@ -198,5 +204,74 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
             set_errno(libc::ENOSYS);
             -1
         }
+    }
+}
+
+/// An embedded driver instance for programs that link wavejit instead of
+/// preloading it (see `runtime/include/wavejit_kgsl.h`).
+pub struct WjKgsl {
+    dev: Mutex<KgslDevice>,
+}
+
+/// Opens a new embedded a630 device; null on failure (errno set).
+#[unsafe(no_mangle)]
+pub extern "C" fn wj_kgsl_open() -> *mut WjKgsl {
+    match KgslDevice::new(kgsl::compute_unit()) {
+        Ok(dev) => Box::into_raw(Box::new(WjKgsl {
+            dev: Mutex::new(dev),
+        })),
+        Err(e) => {
+            set_errno(e.raw_os_error().unwrap_or(libc::ENODEV));
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Runs one KGSL ioctl; returns 0 or a negative errno (as the kernel would).
+///
+/// # Safety
+/// `handle` comes from `wj_kgsl_open` and is not closed; `argp` points to the
+/// request's argument struct.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wj_kgsl_ioctl(
+    handle: *mut WjKgsl,
+    request: c_ulong,
+    argp: *mut c_void,
+) -> c_int {
+    // SAFETY: the caller passes a live handle (or null, refused here).
+    let Some(h) = (unsafe { handle.as_ref() }) else {
+        return -libc::EBADF;
+    };
+    let mut dev = h.dev.lock().unwrap_or_else(|e| e.into_inner());
+    match dev.ioctl(request_number(request), argp as u64) {
+        Ok(()) => 0,
+        Err(e) => -e,
+    }
+}
+
+/// The descriptor to `mmap` objects from: object `id` lives at offset `id << 12`.
+/// Owned by the handle; do not close it.
+///
+/// # Safety
+/// `handle` comes from `wj_kgsl_open` and is not closed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wj_kgsl_mmap_fd(handle: *mut WjKgsl) -> c_int {
+    // SAFETY: as above.
+    match unsafe { handle.as_ref() } {
+        Some(h) => h.dev.lock().unwrap_or_else(|e| e.into_inner()).memfd(),
+        None => -libc::EBADF,
+    }
+}
+
+/// Releases the device (contexts, objects); existing mappings stay valid until
+/// unmapped.
+///
+/// # Safety
+/// `handle` comes from `wj_kgsl_open` and is not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wj_kgsl_close(handle: *mut WjKgsl) {
+    if !handle.is_null() {
+        // SAFETY: the handle was made by Box::into_raw in wj_kgsl_open.
+        drop(unsafe { Box::from_raw(handle) });
     }
 }
