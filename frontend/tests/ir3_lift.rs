@@ -432,14 +432,16 @@ fn undecodable_words_name_word_and_pc() {
 }
 
 #[test]
-fn dst_conv_widens_a_half_result() {
-    // mul.f r2.x, hr6.x, hr6.y: f16 product (rounded to f16), written as f32.
-    // 1.0009765625 * 1.0009765625 = 1.00195407..., f16 rounds to 1.001953125.
+fn half_sources_with_a_full_destination_compute_in_f32() {
+    // mul.f r2.x, hr6.x, hr6.y: mesa folded f2f32 of both sources into the
+    // instruction, so the product is computed in f32 on the widened halves:
+    // (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20, exact in f32 (an f16 product would have
+    // rounded it to 1 + 2^-9). tinygrad's test_gemm_fp16 depends on this.
     let v = run1(
         "mov.u16u16 hr6.x, hc1.x\nmov.u16u16 hr6.y, hc1.x\nmul.f r2.x, hr6.x, hr6.y",
         &[0x3c01],
     );
-    assert_eq!(v, 1.001_953_1_f32.to_bits());
+    assert_eq!(v, 0x3f80_4008);
 }
 
 /// isam.s2en with a register texture index past the 16 preloaded descriptors:

@@ -94,6 +94,18 @@ impl Lifter<'_> {
         )
     }
 
+    /// f16 -> f32, exact.
+    fn widen_f16(&mut self, v: Value) -> Value {
+        self.ins(
+            InstKind::Fcvt {
+                from: wavejit_ir::FloatFormat::F16,
+                to: wavejit_ir::FloatFormat::F32,
+                mode: a630_mode(false, false),
+            },
+            &[v],
+        )
+    }
+
     /// Writes an ALU result. A float result whose precision differs from the
     /// destination's (DST_CONV: mesa folds an f2f32/f2f16 into the ALU) is
     /// converted: computed at the source precision, then widened exactly or
@@ -150,16 +162,24 @@ impl Lifter<'_> {
         let two = ins.srcs.len() >= 2;
         match name {
             "add.f" | "mul.f" | "min.f" | "max.f" => {
-                let a = self.fsrc(ins, &s1, i, half)?;
+                let mut a = self.fsrc(ins, &s1, i, half)?;
                 let s2 = self.srcop(ins, 1)?;
-                let b = self.fsrc(ins, &s2, i, half)?;
+                let mut b = self.fsrc(ins, &s2, i, half)?;
+                // Half sources with a full destination: mesa folded an f2f32 of
+                // each source into the instruction, so it computes in f32 on the
+                // widened (exact) sources. tinygrad's half GEMM depends on it.
+                let wide = half && !dst_half;
+                if wide {
+                    a = self.widen_f16(a);
+                    b = self.widen_f16(b);
+                }
                 let op = match name {
                     "add.f" => FBinOp::Add,
                     "mul.f" => FBinOp::Mul,
                     "min.f" => FBinOp::Min,
                     _ => FBinOp::Max,
                 };
-                let r = self.fbin(op, a, b, half, sat);
+                let r = self.fbin(op, a, b, half && !wide, sat);
                 self.fdst(ins, i, r)
             }
             "floor.f" | "ceil.f" | "rndne.f" | "trunc.f" | "absneg.f" => {
