@@ -741,3 +741,71 @@ fn ldc_reads_a_ubo() {
     Interpreter.run(&kernel, &d, &mem).expect("run");
     assert_eq!(mem.words()[0], 123);
 }
+
+/// r2.x = 10 * lane + 100, r2.y = 7; `body` leaves its result in r2.y.
+fn subgroup(body: &str, lanes: u32) -> Vec<u32> {
+    let body = format!(
+        "mad.u24 r2.x, c1.x, r0.x, c1.y\nmov.u32u32 r2.y, 7\nmov.u32u32 r2.z, c1.z\n{body}\nstg.u32 g[r1.x], r2.y, 1"
+    );
+    let out = run_cfg(&body, &[10, 100, 2], lanes, 0, &LiftConfig::default());
+    out.expect("dispatch faulted")[..lanes as usize].to_vec()
+}
+
+#[test]
+fn quad_shuffles_read_within_the_quad() {
+    let src = |l: u32| 10 * l + 100;
+    for (op, f) in [
+        (
+            "quad_shuffle.horiz (u32)(x)r2.y, r2.x",
+            (|l| l ^ 1) as fn(u32) -> u32,
+        ),
+        ("quad_shuffle.vert (u32)(x)r2.y, r2.x", |l| l ^ 2),
+        ("quad_shuffle.diag (u32)(x)r2.y, r2.x", |l| l ^ 3),
+        ("quad_shuffle.brcst (u32)(x)r2.y, r2.x, r2.z", |l| {
+            (l & !3) | 2
+        }),
+    ] {
+        let want: Vec<u32> = (0..8).map(|l| src(f(l))).collect();
+        assert_eq!(subgroup(op, 8), want, "{op}");
+    }
+}
+
+#[test]
+fn brcst_active_fills_the_upper_half_of_each_cluster() {
+    // All lanes executing: lanes 4..7 of each cluster of 8 take lane 3's value.
+    let got = subgroup("brcst.active.w8 (u32)(x)r2.y, r2.x", 16);
+    let want: Vec<u32> = (0..16)
+        .map(|l| {
+            if l % 8 >= 4 {
+                10 * ((l & !7) + 3) + 100
+            } else {
+                7
+            }
+        })
+        .collect();
+    assert_eq!(got, want);
+    // Lanes 2 and 3 branch around it: the first cluster's upper half takes lane 1,
+    // and lanes 2 and 3 keep their destination (mesa's documented example).
+    let got = subgroup(
+        "shr.b r3.x, r0.x, 1\ncmps.u.eq p0.x, r3.x, 1\nbr p0.x, #2\nbrcst.active.w8 (u32)(x)r2.y, r2.x",
+        16,
+    );
+    let want: Vec<u32> = (0..16)
+        .map(|l| match l {
+            4..=7 => 110,
+            12..=15 => 210,
+            _ => 7,
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn brcst_active_of_an_idle_lower_half_leaves_the_cluster_alone() {
+    // In clusters of 4, lanes 0 and 1 branch around: lanes 2 and 3 keep r2.y.
+    let got = subgroup(
+        "cmps.u.lt p0.x, r0.x, 2\nbr p0.x, #2\nbrcst.active.w4 (u32)(x)r2.y, r2.x",
+        8,
+    );
+    assert_eq!(got, vec![7, 7, 7, 7, 7, 7, 150, 150]);
+}

@@ -74,6 +74,9 @@ fn every_encoding_class_lifts_or_is_refused_by_name() {
         "stib.b.typed.2d.f32.4.imm r9.x, r5.y, 0",
         "stib.b.untyped.1d.u32.1.imm r0.x, r0.y, 1",
         "ldib.b.typed.2d.f32.4.imm r0.x, r0.w, 1",
+        // Subgroup swaps the vectors lack.
+        "quad_shuffle.horiz (u32)(x)r1.x, r0.x",
+        "quad_shuffle.vert (u32)(x)r1.x, r0.x",
     ] {
         let w =
             wavejit_frontend::ir3::assemble_line(text).unwrap_or_else(|e| panic!("{text}: {e}"));
@@ -135,6 +138,11 @@ fn every_encoding_class_lifts_or_is_refused_by_name() {
         "sel.b32",
         "rcp",
         "atomic.g.add",
+        "brcst.active",
+        "quad_shuffle.brcst",
+        "quad_shuffle.horiz",
+        "quad_shuffle.vert",
+        "quad_shuffle.diag",
     ] {
         let v = table.get(must).map(String::as_str).unwrap_or("missing");
         assert!(v.starts_with("lifts"), "{must}: {v}");

@@ -140,7 +140,7 @@ impl Lifter<'_> {
         self.resize(c, ity(half), false)
     }
 
-    fn undocumented(&self, ins: &Instr, why: &'static str) -> LiftError {
+    pub(crate) fn undocumented(&self, ins: &Instr, why: &'static str) -> LiftError {
         LiftError::Undocumented {
             name: ins.mnemonic.clone(),
             pc: self.pc,

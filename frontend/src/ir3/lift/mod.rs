@@ -18,6 +18,7 @@ mod flow;
 mod mem;
 mod mov;
 mod regs;
+mod subgroup;
 mod tex;
 
 use std::collections::BTreeMap;

@@ -263,6 +263,8 @@ impl Lifter<'_> {
     pub(crate) fn lift_cat5(&mut self, ins: &Instr) -> Result<(), LiftError> {
         match ins.encoding {
             "isam" | "isaml" | "getsize" => {}
+            "brcst.active" => return self.lift_brcst_active(ins),
+            name if name.starts_with("quad_shuffle.") => return self.lift_quad_shuffle(ins),
             _ => return Err(self.unsupported(ins)),
         }
         if ins.get("BINDLESS").unwrap_or(0) != 0 {
