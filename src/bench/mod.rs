@@ -3,7 +3,11 @@
 //! native Rust, so ratios are measured side by side in one run, and checks that
 //! both give the same bits.
 
+pub mod agx;
+pub mod isa_report;
 pub mod kernels;
+pub mod rv32;
+pub mod side;
 
 use std::time::{Duration, Instant};
 
@@ -197,7 +201,8 @@ pub struct Row {
     pub note: String,
 }
 
-/// The quick benchmark set of `wavejit bench` (well under a minute).
+/// The quick benchmark set of `wavejit bench` (well under a minute): the IR
+/// kernels, then the ISA rows of [`isa_report::isa_rows`].
 pub fn quick_report() -> Vec<Row> {
     let mut rows = Vec::new();
     let jit = Jit::default();
@@ -321,5 +326,6 @@ pub fn quick_report() -> Vec<Row> {
         target: ">= 1.8",
         note: format!("ALU kernel: 1 thread {t1:.2?}, 2 threads {t2:.2?}"),
     });
+    rows.extend(isa_report::isa_rows());
     rows
 }

@@ -13,10 +13,10 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
             .collect();
         println!("{{{}}}", fields.join(", "));
     } else {
-        println!("{:<24} {:>10}  {:<8} note", "measure", "value", "target");
+        println!("{:<26} {:>10}  {:<8} note", "measure", "value", "target");
         for r in &rows {
             println!(
-                "{:<24} {:>9.3}{:<1}  {:<8} {}",
+                "{:<26} {:>9.3}{:<2} {:<8} {}",
                 r.key, r.value, r.unit, r.target, r.note
             );
         }

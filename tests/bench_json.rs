@@ -1,0 +1,74 @@
+//! `wavejit bench --json`: one object whose keys are the eight IR measures
+//! (unchanged, in order) followed by the ISA rows; every value is a number.
+//! It runs the whole quick set, so debug builds skip it (run with --release).
+
+use std::process::Command;
+
+const KEYS: [&str; 13] = [
+    "alu_vs_native",
+    "saxpy_vs_native",
+    "divergent_vs_native",
+    "reduce_vs_native",
+    "jit_vs_interpreter",
+    "compile_ms_per_100_ops",
+    "cache_hit_us",
+    "two_thread_speedup",
+    "rv32_alu_vs_native",
+    "rv32_saxpy_vs_native",
+    "agx_alu_vs_native",
+    "agx_saxpy_vs_native",
+    "aql_dispatch_round_trip_us",
+];
+
+/// Splits the flat `{"k": v, ...}` object the command prints.
+fn fields(json: &str) -> Vec<(String, String)> {
+    let body = json
+        .trim()
+        .strip_prefix('{')
+        .and_then(|s| s.strip_suffix('}'))
+        .unwrap_or_else(|| panic!("not one object: {json}"));
+    body.split(", ")
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("field `{kv}`"));
+            (k.trim_matches('"').to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "runs the whole benchmark set; use --release"
+)]
+fn bench_json_has_every_key_with_a_number() {
+    let out = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+        .args(["bench", "--json"])
+        .output()
+        .expect("wavejit runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let got = fields(&text);
+    let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, KEYS);
+    for (k, v) in &got {
+        let n: f64 = v
+            .parse()
+            .unwrap_or_else(|_| panic!("{k} is `{v}`, not a number"));
+        assert!(n > 0.0, "{k} = {n}");
+    }
+}
+
+#[test]
+fn fields_splits_the_printed_object() {
+    let f = fields("{\"a\": 1.5000, \"b\": null}\n");
+    assert_eq!(
+        f,
+        [("a".into(), "1.5000".into()), ("b".into(), "null".into())]
+    );
+}
