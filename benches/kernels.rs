@@ -1,9 +1,17 @@
 //! Criterion benchmarks: each kernel on the JIT next to the same computation in
-//! native Rust, in the same run, so the reports read as ratios.
+//! native Rust, in the same run, so the reports read as ratios. The ISA groups
+//! (`rv32_*` through the MMIO device, `agx_*`) name the emulated side `wavejit`;
+//! `aql_dispatch_round_trip` times one empty-kernel dispatch through a queue.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use wavejit::bench::agx::AgxWorkload;
+use wavejit::bench::isa_report::{ALU_ELEMENTS, SAXPY_ELEMENTS};
+use wavejit::bench::rv32::Rv32Workload;
+use wavejit::bench::side::{Computation, SideBySide};
 use wavejit::bench::{Workload, jit_with_threads, kernels};
 use wavejit::jit::Jit;
+use wavejit::runtime::aql::Processing;
+use wavejit::runtime::aql::bench::DispatchRoundTrip;
 
 fn side_by_side(c: &mut Criterion, mut w: Workload, elements: u64) {
     let jit = Jit::default();
@@ -69,6 +77,59 @@ fn threads(c: &mut Criterion) {
     g.finish();
 }
 
+/// An ISA workload next to native Rust; `samples` keeps the slow ones short.
+fn isa_side_by_side(c: &mut Criterion, mut w: impl SideBySide, elements: usize, samples: usize) {
+    match w.agrees() {
+        Ok(true) => {}
+        Ok(false) => panic!("{}: wavejit and native disagree", w.name()),
+        Err(e) => panic!("{e}"),
+    }
+    let mut g = c.benchmark_group(w.name());
+    g.throughput(Throughput::Elements(elements as u64));
+    g.sample_size(samples);
+    g.bench_function("wavejit", |b| {
+        b.iter(|| {
+            if let Err(e) = w.run() {
+                panic!("{e}");
+            }
+        })
+    });
+    g.bench_function("native", |b| b.iter(|| w.run_native()));
+    g.finish();
+}
+
+fn rv32_alu(c: &mut Criterion) {
+    let w = Rv32Workload::new(Computation::Alu, ALU_ELEMENTS).expect("rv32 alu set up");
+    isa_side_by_side(c, w, ALU_ELEMENTS, 20);
+}
+
+fn rv32_saxpy(c: &mut Criterion) {
+    let w = Rv32Workload::new(Computation::Saxpy, SAXPY_ELEMENTS).expect("rv32 saxpy set up");
+    isa_side_by_side(c, w, SAXPY_ELEMENTS, 10);
+}
+
+fn agx_alu(c: &mut Criterion) {
+    let w = AgxWorkload::new(Computation::Alu, ALU_ELEMENTS).expect("agx alu set up");
+    isa_side_by_side(c, w, ALU_ELEMENTS, 10);
+}
+
+fn agx_saxpy(c: &mut Criterion) {
+    let w = AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS).expect("agx saxpy set up");
+    isa_side_by_side(c, w, SAXPY_ELEMENTS, 10);
+}
+
+fn aql_dispatch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("aql_dispatch_round_trip");
+    for (name, processing) in [
+        ("thread", Processing::Thread),
+        ("manual", Processing::Manual),
+    ] {
+        let mut rt = DispatchRoundTrip::new(processing).expect("aql queue set up");
+        g.bench_function(name, |b| b.iter(|| rt.run_once().expect("empty dispatch")));
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     alu,
@@ -77,6 +138,11 @@ criterion_group!(
     reduce,
     compile,
     interpreter_vs_jit,
-    threads
+    threads,
+    rv32_alu,
+    rv32_saxpy,
+    agx_alu,
+    agx_saxpy,
+    aql_dispatch
 );
 criterion_main!(benches);
