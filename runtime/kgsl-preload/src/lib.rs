@@ -192,11 +192,14 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     // Dropping the last handle releases the device (contexts, objects, memfd);
-    // the client's mappings keep their pages alive until it unmaps them.
-    devices()
+    // the client's mappings keep their pages alive until it unmaps them. The
+    // drop closes the device's own descriptors through this very function, so it
+    // must happen after the table lock is released (the lock is not reentrant).
+    let released = devices()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&fd);
+    drop(released);
     match next::<CloseFn>(c"close") {
         // SAFETY: forwarding.
         Some(f) => unsafe { f(fd) },
