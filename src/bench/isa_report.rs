@@ -2,29 +2,54 @@
 //! against native Rust in the same run, and the AQL empty-dispatch round trip.
 //! A benchmark that cannot run gives a NaN value (JSON null) and says why.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wavejit_runtime::aql::Processing;
 use wavejit_runtime::aql::bench::DispatchRoundTrip;
 
+use super::Row;
 use super::agx::AgxWorkload;
 use super::rv32::Rv32Workload;
 use super::side::{BenchError, Computation, SideBySide};
-use super::{Row, median_time};
 
 /// Elements of the quick ALU and saxpy runs (the IR `alu` / `saxpy` sizes).
 pub const ALU_ELEMENTS: usize = 1 << 18;
 pub const SAXPY_ELEMENTS: usize = 1 << 22;
-/// Timed repetitions of each side.
+/// Timed repetitions of each side; a device run slower than [`SLOW_RUN`] gets
+/// [`SLOW_REPS`] so that the whole `wavejit bench` stays well under a minute on
+/// a loaded machine.
 const REPS: usize = 5;
+const SLOW_REPS: usize = 3;
+const SLOW_RUN: Duration = Duration::from_millis(250);
 /// Timed AQL round trips (after as many warm-up ones).
 const ROUND_TRIPS: usize = 200;
 
-/// Times `w` and its native side (after a bit-exactness check).
+/// Median of `reps` timings of `f` (no warm-up: the caller has run it).
+fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
+    let mut t: Vec<Duration> = (0..reps.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[t.len() / 2]
+}
+
+/// Times `w` and its native side after a bit-exactness check (which is also
+/// both sides' warm-up): medians of the device and the native runs.
 fn compare(w: &mut dyn SideBySide) -> Result<(Duration, Duration, bool), BenchError> {
     let exact = w.agrees()?;
+    let start = Instant::now();
+    w.run()?;
+    let reps = if start.elapsed() > SLOW_RUN {
+        SLOW_REPS
+    } else {
+        REPS
+    };
     let mut failed = None;
-    let td = median_time(REPS, || {
+    let td = median_of(reps, || {
         if let Err(e) = w.run() {
             failed.get_or_insert(e);
         }
@@ -32,7 +57,7 @@ fn compare(w: &mut dyn SideBySide) -> Result<(Duration, Duration, bool), BenchEr
     if let Some(e) = failed {
         return Err(e);
     }
-    let tn = median_time(REPS, || w.run_native());
+    let tn = median_of(REPS, || w.run_native());
     Ok((td, tn, exact))
 }
 
@@ -72,7 +97,7 @@ pub fn aql_round_trip(processing: Processing, reps: usize) -> Result<f64, String
         rt.run_once().map_err(|e| e.to_string())?;
     }
     let mut failed = None;
-    let t = median_time(reps, || {
+    let t = median_of(reps, || {
         if let Err(e) = rt.run_once() {
             failed.get_or_insert(e.to_string());
         }
