@@ -19,6 +19,7 @@ pub mod memory;
 pub mod semantics;
 pub mod signature;
 pub mod text;
+pub mod transform;
 pub mod types;
 pub mod verify;
 

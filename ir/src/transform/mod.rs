@@ -1,0 +1,11 @@
+//! Kernel-to-kernel transforms. Each takes a verified kernel and returns one
+//! that verifies and behaves identically on every engine (same memory effects,
+//! same faults, same fault pcs).
+
+pub mod compact;
+mod private_slots;
+pub mod promote_private;
+mod slot_placement;
+
+pub use compact::compact;
+pub use promote_private::{PromoteStats, promote_private};
