@@ -133,7 +133,7 @@ impl Gen {
     }
 
     /// `v` (i32) as a value of `ty`.
-    fn from_i32(&mut self, v: Value, ty: Type) -> Value {
+    fn convert_i32(&mut self, v: Value, ty: Type) -> Value {
         match ty {
             Type::I8 | Type::I16 => self.cast(CastOp::Trunc, ty, v),
             Type::I64 => {
@@ -154,7 +154,7 @@ impl Gen {
     }
 
     /// A value of `ty` folded into an i32.
-    fn to_i32(&mut self, v: Value, ty: Type) -> Value {
+    fn fold_into_i32(&mut self, v: Value, ty: Type) -> Value {
         match ty {
             Type::I8 | Type::I16 => self.cast(CastOp::Sext, Type::I32, v),
             Type::I64 | Type::F64 => {
@@ -190,7 +190,7 @@ impl Gen {
         let mut args = vec![addr];
         for _ in 0..m.count {
             let v = self.pick();
-            let v = self.from_i32(v, m.ty);
+            let v = self.convert_i32(v, m.ty);
             args.push(v);
         }
         self.ins(InstKind::Store(m), &args);
@@ -202,7 +202,7 @@ impl Gen {
         let inst = self.k.append_inst(self.cur, InstKind::Load(m), &[addr]);
         let results = self.k.insts[inst].results.clone();
         for r in results {
-            let v = self.to_i32(r, m.ty);
+            let v = self.fold_into_i32(r, m.ty);
             self.pool.push(v);
         }
     }
