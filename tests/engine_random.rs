@@ -79,58 +79,6 @@ struct Gen {
     next_trap: u32,
 }
 
-const INT_OPS: [IBinOp; 25] = [
-    IBinOp::Add,
-    IBinOp::Sub,
-    IBinOp::Mul,
-    IBinOp::MulHiU,
-    IBinOp::MulHiS,
-    IBinOp::DivU,
-    IBinOp::DivS,
-    IBinOp::RemU,
-    IBinOp::RemS,
-    IBinOp::And,
-    IBinOp::Or,
-    IBinOp::Xor,
-    IBinOp::Shl,
-    IBinOp::ShrU,
-    IBinOp::ShrS,
-    IBinOp::Rotl,
-    IBinOp::Rotr,
-    IBinOp::MinU,
-    IBinOp::MinS,
-    IBinOp::MaxU,
-    IBinOp::MaxS,
-    IBinOp::AddSatU,
-    IBinOp::AddSatS,
-    IBinOp::SubSatU,
-    IBinOp::SubSatS,
-];
-
-const UN_OPS: [IUnOp; 8] = [
-    IUnOp::Not,
-    IUnOp::Neg,
-    IUnOp::Abs,
-    IUnOp::Clz,
-    IUnOp::Ctz,
-    IUnOp::Popcnt,
-    IUnOp::Bitrev,
-    IUnOp::Bswap,
-];
-
-const CCS: [IntCC; 10] = [
-    IntCC::Eq,
-    IntCC::Ne,
-    IntCC::Ult,
-    IntCC::Ule,
-    IntCC::Ugt,
-    IntCC::Uge,
-    IntCC::Slt,
-    IntCC::Sle,
-    IntCC::Sgt,
-    IntCC::Sge,
-];
-
 impl Gen {
     fn b(&mut self) -> Builder<'_> {
         Builder::new(&mut self.kernel, self.cur)
@@ -189,7 +137,7 @@ impl Gen {
             self.ins(InstKind::Icmp(IntCC::Ne), &[and, zero])
         } else {
             let (x, y) = (self.reg(), self.reg());
-            let cc = self.rng.pick(&CCS);
+            let cc = self.rng.pick(IntCC::ALL);
             self.ins(InstKind::Icmp(cc), &[x, y])
         }
     }
@@ -229,14 +177,14 @@ impl Gen {
         } else {
             y
         };
-        let op = self.rng.pick(&INT_OPS);
+        let op = self.rng.pick(IBinOp::ALL);
         let v = self.ins(InstKind::IBinary(op), &[x, y]);
         self.set_reg(v);
     }
 
     fn unary_op(&mut self) {
         let x = self.reg();
-        let op = self.rng.pick(&UN_OPS);
+        let op = self.rng.pick(IUnOp::ALL);
         let v = self.ins(InstKind::IUnary(op), &[x]);
         self.set_reg(v);
     }

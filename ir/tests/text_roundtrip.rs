@@ -44,33 +44,6 @@ const INTS: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
 const ALL_INTS: [Type; 5] = [Type::I1, Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOATS: [Type; 3] = [Type::F16, Type::F32, Type::F64];
 
-const IBIN: [IBinOp; 25] = [
-    IBinOp::Add,
-    IBinOp::Sub,
-    IBinOp::Mul,
-    IBinOp::MulHiU,
-    IBinOp::MulHiS,
-    IBinOp::DivU,
-    IBinOp::DivS,
-    IBinOp::RemU,
-    IBinOp::RemS,
-    IBinOp::And,
-    IBinOp::Or,
-    IBinOp::Xor,
-    IBinOp::Shl,
-    IBinOp::ShrU,
-    IBinOp::ShrS,
-    IBinOp::Rotl,
-    IBinOp::Rotr,
-    IBinOp::MinU,
-    IBinOp::MinS,
-    IBinOp::MaxU,
-    IBinOp::MaxS,
-    IBinOp::AddSatU,
-    IBinOp::AddSatS,
-    IBinOp::SubSatU,
-    IBinOp::SubSatS,
-];
 const IUN: [IUnOp; 8] = [
     IUnOp::Not,
     IUnOp::Neg,
@@ -80,18 +53,6 @@ const IUN: [IUnOp; 8] = [
     IUnOp::Popcnt,
     IUnOp::Bitrev,
     IUnOp::Bswap,
-];
-const INTCC: [IntCC; 10] = [
-    IntCC::Eq,
-    IntCC::Ne,
-    IntCC::Ult,
-    IntCC::Ule,
-    IntCC::Ugt,
-    IntCC::Uge,
-    IntCC::Slt,
-    IntCC::Sle,
-    IntCC::Sgt,
-    IntCC::Sge,
 ];
 const FLOATCC: [FloatCC; 14] = [
     FloatCC::Eq,
@@ -109,17 +70,6 @@ const FLOATCC: [FloatCC; 14] = [
     FloatCC::Ugt,
     FloatCC::Uge,
 ];
-const FBIN: [FBinOp; 9] = [
-    FBinOp::Add,
-    FBinOp::Sub,
-    FBinOp::Mul,
-    FBinOp::Div,
-    FBinOp::Min,
-    FBinOp::Max,
-    FBinOp::Minimum,
-    FBinOp::Maximum,
-    FBinOp::Copysign,
-];
 const FUN: [FUnOp; 7] = [
     FUnOp::Neg,
     FUnOp::Abs,
@@ -128,14 +78,6 @@ const FUN: [FUnOp; 7] = [
     FUnOp::Ceil,
     FUnOp::Trunc,
     FUnOp::Nearest,
-];
-const SPECIAL: [SpecialFn; 6] = [
-    SpecialFn::Rcp,
-    SpecialFn::Rsqrt,
-    SpecialFn::Exp2,
-    SpecialFn::Log2,
-    SpecialFn::Sin,
-    SpecialFn::Cos,
 ];
 const ATOMIC: [AtomicOp; 13] = [
     AtomicOp::Add,
@@ -151,20 +93,6 @@ const ATOMIC: [AtomicOp; 13] = [
     AtomicOp::CmpXchg,
     AtomicOp::IncWrap,
     AtomicOp::DecWrap,
-];
-const REDUCE: [ReduceOp; 12] = [
-    ReduceOp::Add,
-    ReduceOp::Mul,
-    ReduceOp::MinU,
-    ReduceOp::MinS,
-    ReduceOp::MaxU,
-    ReduceOp::MaxS,
-    ReduceOp::And,
-    ReduceOp::Or,
-    ReduceOp::Xor,
-    ReduceOp::FAdd,
-    ReduceOp::FMin,
-    ReduceOp::FMax,
 ];
 const SHUFFLE: [ShuffleKind; 4] = [
     ShuffleKind::Index,
@@ -294,7 +222,7 @@ impl Gen {
                 (K::Builtin(b), vec![])
             }
             2 => {
-                let op = r.pick(&IBIN);
+                let op = r.pick(IBinOp::ALL);
                 let ty = if matches!(op, IBinOp::And | IBinOp::Or | IBinOp::Xor) {
                     r.pick(&ALL_INTS)
                 } else {
@@ -313,7 +241,7 @@ impl Gen {
             }
             4 => {
                 let ty = r.pick(&ALL_INTS);
-                (K::Icmp(r.pick(&INTCC)), vec![ty, ty])
+                (K::Icmp(r.pick(IntCC::ALL)), vec![ty, ty])
             }
             5 => (K::Select, vec![Type::I1, any, any]),
             6 => {
@@ -362,7 +290,7 @@ impl Gen {
             ),
             8 => (K::BitInsert, vec![int, int, Type::I32, Type::I32]),
             9 => {
-                let op = r.pick(&FBIN);
+                let op = r.pick(FBinOp::ALL);
                 let mode = self.mode(FloatFormat::of_type(float), true);
                 (K::FBinary { op, mode }, vec![float, float])
             }
@@ -385,7 +313,7 @@ impl Gen {
                 (K::Fclass { mode }, vec![float])
             }
             14 => {
-                let func = r.pick(&SPECIAL);
+                let func = r.pick(SpecialFn::ALL);
                 let mode = self.mode(FloatFormat::of_type(float), true);
                 (K::Special { func, mode }, vec![float])
             }
@@ -483,7 +411,7 @@ impl Gen {
             30 => (K::ReadFirst, vec![mask, any]),
             31 => (K::Shuffle(r.pick(&SHUFFLE)), vec![mask, any, Type::I32]),
             32 | 33 => {
-                let op = r.pick(&REDUCE);
+                let op = r.pick(ReduceOp::ALL);
                 let ty = if op.is_float() {
                     float
                 } else if matches!(op, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor) {

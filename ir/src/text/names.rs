@@ -1,6 +1,7 @@
 //! Spellings of every enum that appears in the text form, in both directions.
 //! One table per enum so printer and parser cannot drift apart; the `match` in
-//! each generated `name` function keeps the tables exhaustive.
+//! each generated `name` function keeps the tables exhaustive, so the generated
+//! `ALL` lists (used by test generators and tools) are complete too.
 
 use crate::float_mode::Round;
 use crate::inst::{
@@ -23,9 +24,18 @@ macro_rules! spellings {
             }
         }
     };
+    ($ty:ty, $name:ident, $parse:ident, with_all, { $($variant:path => $text:literal),+ $(,)? }) => {
+        spellings!($ty, $name, $parse, { $($variant => $text),+ });
+
+        impl $ty {
+            /// Every variant, in the order of the text form's table (whose
+            /// exhaustive `match` keeps this list complete).
+            pub const ALL: &'static [$ty] = &[$($variant),+];
+        }
+    };
 }
 
-spellings!(IBinOp, ibin_name, ibin_parse, {
+spellings!(IBinOp, ibin_name, ibin_parse, with_all, {
     IBinOp::Add => "iadd",
     IBinOp::Sub => "isub",
     IBinOp::Mul => "imul",
@@ -53,7 +63,7 @@ spellings!(IBinOp, ibin_name, ibin_parse, {
     IBinOp::SubSatS => "ssub_sat",
 });
 
-spellings!(IUnOp, iun_name, iun_parse, {
+spellings!(IUnOp, iun_name, iun_parse, with_all, {
     IUnOp::Not => "not",
     IUnOp::Neg => "ineg",
     IUnOp::Abs => "iabs",
@@ -64,7 +74,7 @@ spellings!(IUnOp, iun_name, iun_parse, {
     IUnOp::Bswap => "bswap",
 });
 
-spellings!(IntCC, intcc_name, intcc_parse, {
+spellings!(IntCC, intcc_name, intcc_parse, with_all, {
     IntCC::Eq => "eq",
     IntCC::Ne => "ne",
     IntCC::Ult => "ult",
@@ -77,7 +87,7 @@ spellings!(IntCC, intcc_name, intcc_parse, {
     IntCC::Sge => "sge",
 });
 
-spellings!(FloatCC, floatcc_name, floatcc_parse, {
+spellings!(FloatCC, floatcc_name, floatcc_parse, with_all, {
     FloatCC::Eq => "eq",
     FloatCC::Ne => "ne",
     FloatCC::Lt => "lt",
@@ -94,7 +104,7 @@ spellings!(FloatCC, floatcc_name, floatcc_parse, {
     FloatCC::Uge => "uge",
 });
 
-spellings!(FBinOp, fbin_name, fbin_parse, {
+spellings!(FBinOp, fbin_name, fbin_parse, with_all, {
     FBinOp::Add => "fadd",
     FBinOp::Sub => "fsub",
     FBinOp::Mul => "fmul",
@@ -106,7 +116,7 @@ spellings!(FBinOp, fbin_name, fbin_parse, {
     FBinOp::Copysign => "fcopysign",
 });
 
-spellings!(FUnOp, fun_name, fun_parse, {
+spellings!(FUnOp, fun_name, fun_parse, with_all, {
     FUnOp::Neg => "fneg",
     FUnOp::Abs => "fabs",
     FUnOp::Sqrt => "fsqrt",
@@ -116,7 +126,7 @@ spellings!(FUnOp, fun_name, fun_parse, {
     FUnOp::Nearest => "fnearest",
 });
 
-spellings!(SpecialFn, special_name, special_parse, {
+spellings!(SpecialFn, special_name, special_parse, with_all, {
     SpecialFn::Rcp => "rcp",
     SpecialFn::Rsqrt => "rsqrt",
     SpecialFn::Exp2 => "exp2",
@@ -132,7 +142,7 @@ spellings!(CastOp, cast_name, cast_parse, {
     CastOp::Bitcast => "bitcast",
 });
 
-spellings!(AtomicOp, atomic_name, atomic_parse, {
+spellings!(AtomicOp, atomic_name, atomic_parse, with_all, {
     AtomicOp::Add => "add",
     AtomicOp::Sub => "sub",
     AtomicOp::MinU => "umin",
@@ -148,7 +158,7 @@ spellings!(AtomicOp, atomic_name, atomic_parse, {
     AtomicOp::DecWrap => "dec_wrap",
 });
 
-spellings!(ReduceOp, reduce_name, reduce_parse, {
+spellings!(ReduceOp, reduce_name, reduce_parse, with_all, {
     ReduceOp::Add => "add",
     ReduceOp::Mul => "mul",
     ReduceOp::MinU => "umin",
@@ -163,7 +173,7 @@ spellings!(ReduceOp, reduce_name, reduce_parse, {
     ReduceOp::FMax => "fmax",
 });
 
-spellings!(ShuffleKind, shuffle_name, shuffle_parse, {
+spellings!(ShuffleKind, shuffle_name, shuffle_parse, with_all, {
     ShuffleKind::Index => "idx",
     ShuffleKind::Xor => "xor",
     ShuffleKind::Up => "up",

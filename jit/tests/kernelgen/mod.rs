@@ -49,33 +49,6 @@ struct Gen<'c> {
 const INT_TYPES: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOAT_TYPES: [Type; 3] = [Type::F16, Type::F32, Type::F64];
 
-const IBIN: [IBinOp; 25] = [
-    IBinOp::Add,
-    IBinOp::Sub,
-    IBinOp::Mul,
-    IBinOp::MulHiU,
-    IBinOp::MulHiS,
-    IBinOp::DivU,
-    IBinOp::DivS,
-    IBinOp::RemU,
-    IBinOp::RemS,
-    IBinOp::And,
-    IBinOp::Or,
-    IBinOp::Xor,
-    IBinOp::Shl,
-    IBinOp::ShrU,
-    IBinOp::ShrS,
-    IBinOp::Rotl,
-    IBinOp::Rotr,
-    IBinOp::MinU,
-    IBinOp::MinS,
-    IBinOp::MaxU,
-    IBinOp::MaxS,
-    IBinOp::AddSatU,
-    IBinOp::AddSatS,
-    IBinOp::SubSatU,
-    IBinOp::SubSatS,
-];
 const IUN: [IUnOp; 8] = [
     IUnOp::Not,
     IUnOp::Neg,
@@ -85,18 +58,6 @@ const IUN: [IUnOp; 8] = [
     IUnOp::Popcnt,
     IUnOp::Bitrev,
     IUnOp::Bswap,
-];
-const ICC: [IntCC; 10] = [
-    IntCC::Eq,
-    IntCC::Ne,
-    IntCC::Ult,
-    IntCC::Ule,
-    IntCC::Ugt,
-    IntCC::Uge,
-    IntCC::Slt,
-    IntCC::Sle,
-    IntCC::Sgt,
-    IntCC::Sge,
 ];
 const FBIN: [FBinOp; 9] = [
     FBinOp::Add,
@@ -108,15 +69,6 @@ const FBIN: [FBinOp; 9] = [
     FBinOp::Minimum,
     FBinOp::Maximum,
     FBinOp::Copysign,
-];
-const FUN: [FUnOp; 7] = [
-    FUnOp::Neg,
-    FUnOp::Abs,
-    FUnOp::Sqrt,
-    FUnOp::Floor,
-    FUnOp::Ceil,
-    FUnOp::Trunc,
-    FUnOp::Nearest,
 ];
 const FCC: [FloatCC; 14] = [
     FloatCC::Eq,
@@ -133,14 +85,6 @@ const FCC: [FloatCC; 14] = [
     FloatCC::Ule,
     FloatCC::Ugt,
     FloatCC::Uge,
-];
-const SPECIAL: [SpecialFn; 6] = [
-    SpecialFn::Rcp,
-    SpecialFn::Rsqrt,
-    SpecialFn::Exp2,
-    SpecialFn::Log2,
-    SpecialFn::Sin,
-    SpecialFn::Cos,
 ];
 const ATOMIC: [AtomicOp; 13] = [
     AtomicOp::Add,
@@ -351,7 +295,7 @@ impl<'c> Gen<'c> {
             }
             23..=27 => {
                 let ty = self.pick(&[Type::I1, Type::I8, Type::I16, Type::I32, Type::I64]);
-                let cc = self.pick(&ICC);
+                let cc = self.pick(IntCC::ALL);
                 let (a, b) = (self.val(ty), self.val(ty));
                 let cnd = self.ins1(InstKind::Icmp(cc), &[a, b]);
                 self.push(cnd);
@@ -416,7 +360,7 @@ impl<'c> Gen<'c> {
     }
 
     fn int_binary(&mut self) {
-        let op = self.pick(&IBIN);
+        let op = self.pick(IBinOp::ALL);
         let ty = if matches!(op, IBinOp::And | IBinOp::Or | IBinOp::Xor)
             && self.next().is_multiple_of(4)
         {
@@ -477,7 +421,7 @@ impl<'c> Gen<'c> {
                 self.ins(InstKind::FBinary { op, mode }, &[a, b])
             }
             3 => {
-                let op = self.pick(&FUN);
+                let op = self.pick(FUnOp::ALL);
                 let a = self.val(ty);
                 self.ins(InstKind::FUnary { op, mode }, &[a])
             }
@@ -500,7 +444,7 @@ impl<'c> Gen<'c> {
                 self.ins(InstKind::Fclass { mode }, &[a])
             }
             7 => {
-                let func = self.pick(&SPECIAL);
+                let func = self.pick(SpecialFn::ALL);
                 let a = self.val(ty);
                 self.ins(InstKind::Special { func, mode }, &[a])
             }
