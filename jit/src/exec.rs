@@ -145,13 +145,33 @@ impl<'a> Runner<'a> {
         bufs.parked.resize(n, false);
         bufs.wave_min.resize(slots, PC_DEAD);
         bufs.wave_next.resize(slots, PC_DEAD);
+        // The per-lane fields that do not change from batch to batch, set once
+        // per dispatch (the divisions of `local_id` cost more than a short
+        // kernel's lane).
+        let wave_size = dispatch.wave_size as usize;
+        let (ss, ps) = (kernel.shared_size as usize, kernel.private_size as usize);
+        let shared = bufs.shared.as_mut_ptr() as u64;
+        let private = bufs.private.as_mut_ptr() as u64;
+        let wgl = wg_lanes.max(1);
+        for (lane, rec) in bufs.recs.iter_mut().enumerate() {
+            let (slot, local) = (lane / wgl, lane % wgl);
+            *rec = LaneRec {
+                shared: shared + (slot * ss) as u64,
+                private: private + (lane * ps) as u64,
+                local_index: local as u32,
+                local: dispatch.local_id(local as u32),
+                lane_id: (local % wave_size.max(1)) as u32,
+                wave_id: (local / wave_size.max(1)) as u32,
+                ..LaneRec::EMPTY
+            };
+        }
         Runner {
             c,
             dispatch,
             host: HostCtx::new(kernel, &c.arg_tys, memory),
             wg_lanes,
             slots,
-            wave_size: dispatch.wave_size as usize,
+            wave_size,
             bufs,
             gc: (0, 0, 0, 0),
             fault: None,
@@ -191,35 +211,21 @@ impl<'a> Runner<'a> {
     }
 
     fn setup(&mut self, first: u64, count: usize) {
-        let k = self.host.kernel;
-        let (ss, ps) = (k.shared_size as usize, k.private_size as usize);
         self.bufs.shared.fill(0);
         self.bufs.private.fill(0);
         self.bufs.parked.fill(false);
-        let shared = self.bufs.shared.as_mut_ptr() as u64;
-        let private = self.bufs.private.as_mut_ptr() as u64;
-        // The entry block is block 0, at linear pc 0.
-        let entry_pc = 0;
-        for (lane, rec) in self.bufs.recs.iter_mut().enumerate() {
-            let (slot, local) = (lane / self.wg_lanes.max(1), lane % self.wg_lanes.max(1));
-            if slot >= count {
-                *rec = LaneRec::EMPTY;
-                continue;
+        let wgl = self.wg_lanes.max(1);
+        for (slot, recs) in self.bufs.recs.chunks_mut(wgl).enumerate() {
+            let group = self.dispatch.workgroup_id(first + slot as u64);
+            let live = slot < count;
+            for rec in recs {
+                // The entry block is block 0, at linear pc 0.
+                rec.pc = if live { 0 } else { PC_DEAD };
+                rec.fault = NO_FAULT;
+                rec.steps = 1;
+                rec.fault_addr = 0;
+                rec.group = group;
             }
-            *rec = LaneRec {
-                pc: entry_pc,
-                fault: NO_FAULT,
-                steps: 1,
-                fault_addr: 0,
-                shared: shared + (slot * ss) as u64,
-                private: private + (lane * ps) as u64,
-                local_index: local as u32,
-                local: self.dispatch.local_id(local as u32),
-                group: self.dispatch.workgroup_id(first + slot as u64),
-                lane_id: (local % self.wave_size) as u32,
-                wave_id: (local / self.wave_size) as u32,
-                _pad: 0,
-            };
         }
         if self.dispatch.step_limit < 1 {
             for lane in 0..self.bufs.recs.len() {

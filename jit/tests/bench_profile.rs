@@ -1,0 +1,112 @@
+//! The `wavejit bench` ALU and saxpy kernels on the JIT alone, for profiling
+//! (`perf record`) and quick timing without the root crate:
+//! `cargo test -p wavejit-jit --release --test bench_profile -- --ignored --nocapture`.
+//! `WJ_PROFILE=alu|saxpy` picks one; `WJ_REPS` sets the repetitions.
+
+mod support;
+
+#[path = "../../src/bench/kernels.rs"]
+#[allow(dead_code)]
+mod kernels;
+
+use std::time::Instant;
+
+use support::{BUF, TestMemory};
+use wavejit_ir::{Dispatch, Engine, Kernel};
+use wavejit_jit::{Jit, JitConfig};
+
+fn parse(text: &str) -> Kernel {
+    match wavejit_ir::text::parse(text) {
+        Ok(k) => k,
+        Err(e) => panic!("bench kernel does not parse: {e}"),
+    }
+}
+
+fn inputs(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 977) as f32 * 0.125 - 30.0).collect()
+}
+
+/// Runs `text` over `n` lanes (x at BUF, y after it) `reps` times; returns the
+/// best time in ms and y.
+fn time(text: &str, n: usize, extra: &[u8], reps: usize) -> (f64, Vec<u8>) {
+    let x: Vec<u8> = inputs(n).iter().flat_map(|f| f.to_le_bytes()).collect();
+    let mut rw = x.clone();
+    rw.resize(2 * x.len(), 0);
+    let mem = TestMemory::new(&rw, &[], true);
+    let mut d = Dispatch::new([(n / 256) as u32, 1, 1], [256, 1, 1]);
+    let y = BUF + (n * 4) as u64;
+    d.uniforms = [BUF.to_le_bytes(), y.to_le_bytes()].concat();
+    d.uniforms.extend_from_slice(extra);
+    let k = parse(text);
+    let jit = Jit::new(JitConfig {
+        threads: 1,
+        ..JitConfig::default()
+    });
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let t = Instant::now();
+        if let Err(f) = jit.run(&k, &d, &mem) {
+            panic!("bench kernel faulted: {f}");
+        }
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+    }
+    (best, mem.rw_bytes()[n * 4..].to_vec())
+}
+
+#[test]
+#[ignore]
+fn bench_kernels_on_the_jit() {
+    let which = std::env::var("WJ_PROFILE").unwrap_or_default();
+    let reps = std::env::var("WJ_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    if which.is_empty() || which == "alu" {
+        let n = 1 << 18;
+        let (ms, got) = time(&kernels::alu_text(64), n, &[], reps);
+        let mut want = vec![0u32; n];
+        kernels::alu_native(&inputs(n), &mut want, 64);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert!(got == want, "alu result differs from native");
+        eprintln!("alu: {ms:.2} ms");
+    }
+    if which.is_empty() || which == "saxpy" {
+        let n = 1 << 22;
+        let (ms, got) = time(kernels::SAXPY, n, &2.5f32.to_le_bytes(), reps);
+        let mut want = vec![0f32; n];
+        kernels::saxpy_native(2.5, &inputs(n), &mut want);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+        // Every rep adds a*x again: compare after one rep only.
+        if reps == 1 {
+            assert!(got == want, "saxpy result differs from native");
+        }
+        eprintln!("saxpy: {ms:.2} ms");
+    }
+}
+
+/// Compile time of the `wavejit bench` sized kernels (fresh JIT each time).
+#[test]
+#[ignore]
+fn bench_compile_times() {
+    let reps = std::env::var("WJ_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    for ops in [16usize, 256, 1024] {
+        let k = parse(&kernels::sized_text(ops));
+        let mut best = f64::MAX;
+        for _ in 0..reps {
+            let t = Instant::now();
+            let jit = Jit::default();
+            if let Err(e) = jit.compile(&k, 256) {
+                panic!("bench kernel does not compile: {e}");
+            }
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let n = k.op_count();
+        eprintln!(
+            "{n} ops: {best:.3} ms, {:.3} ms/100 ops",
+            best * 100.0 / n as f64
+        );
+    }
+}
