@@ -38,8 +38,12 @@ impl Compiled {
         self.plan.segments.len()
     }
 
-    pub(crate) fn new(kernel: &Kernel, lanes: usize) -> Result<Compiled, JitError> {
-        let plan = Plan::new(kernel);
+    pub(crate) fn new(
+        kernel: &Kernel,
+        lanes: usize,
+        vector_min_ops: usize,
+    ) -> Result<Compiled, JitError> {
+        let plan = Plan::new(kernel, vector_min_ops);
         let arg_tys = kernel
             .insts
             .values()

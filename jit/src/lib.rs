@@ -61,6 +61,9 @@ pub struct JitConfig {
     /// Dispatches whose kernel is not compiled yet and whose lanes x instructions
     /// stay below this run on the interpreter (compile cost would dominate).
     pub interp_below: u64,
+    /// Pure stretches of at least this many 32-bit integer/f32 instructions run
+    /// several lanes at once in vector registers; 0 keeps every run scalar.
+    pub vector_min_ops: usize,
 }
 
 impl Default for JitConfig {
@@ -69,6 +72,8 @@ impl Default for JitConfig {
             batch_lanes: 256,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             interp_below: 0,
+            // Shorter stretches lose to the cost of gathering their inputs.
+            vector_min_ops: 8,
         }
     }
 }
@@ -138,7 +143,7 @@ impl Jit {
             return Ok(c);
         }
         wavejit_ir::verify::verify(kernel).map_err(|e| JitError::Unverified(e.to_string()))?;
-        let c = Arc::new(Compiled::new(kernel, key.1)?);
+        let c = Arc::new(Compiled::new(kernel, key.1, self.config.vector_min_ops)?);
         self.compiles.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut cache) = self.cache.lock() {
             cache.entry(key).or_default().push(c.clone());

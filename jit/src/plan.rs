@@ -35,6 +35,9 @@ pub struct Run {
     /// Contains something that can fault or write memory (lanes that faulted earlier
     /// in the segment must skip it).
     pub guarded: bool,
+    /// Pure 32-bit arithmetic only ([`vector_op`]): runs several lanes at once in
+    /// vector registers.
+    pub vector: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -85,7 +88,9 @@ fn can_fault(kind: &InstKind) -> bool {
 }
 
 impl Plan {
-    pub fn new(kernel: &Kernel) -> Plan {
+    /// `vector_min_ops`: pure stretches of at least this many [`vector_op`]
+    /// instructions (constants not counted) become vector runs; 0 turns that off.
+    pub fn new(kernel: &Kernel, vector_min_ops: usize) -> Plan {
         let mut block_pc = SecondaryMap::new();
         let mut next = 0u32;
         for (b, data) in kernel.blocks.iter() {
@@ -119,7 +124,6 @@ impl Plan {
                             r.guarded = true;
                         });
                         debug_assert!(last.is_some());
-                        term_run[b] = run_id + runs.len() as u32 - 1;
                         i += 1;
                         break;
                     }
@@ -146,8 +150,22 @@ impl Plan {
                         run.insts.push(inst);
                         run.guarded |= can_fault(kind);
                     }
-                    inst_run[inst] = run_id + runs.len() as u32 - 1;
                     i += 1;
+                }
+                let runs = if vector_min_ops > 0 {
+                    runs.into_iter()
+                        .flat_map(|r| split_vector(kernel, r, vector_min_ops))
+                        .collect()
+                } else {
+                    runs
+                };
+                for (k, run) in runs.iter().enumerate() {
+                    for &inst in &run.insts {
+                        inst_run[inst] = run_id + k as u32;
+                    }
+                    if run.term {
+                        term_run[b] = run_id + k as u32;
+                    }
                 }
                 run_id += runs.len() as u32;
                 segments.push(Segment {
@@ -171,6 +189,121 @@ impl Plan {
             .get(pc as usize)
             .copied()
             .unwrap_or(PcKind::Inner)
+    }
+}
+
+/// Whether `inst` has a lane-wise vector lowering (`codegen::vector`): 32-bit
+/// integer and f32 arithmetic that cannot fault, every operand and result `i32`
+/// or `f32`.
+pub fn vector_op(kernel: &Kernel, inst: Inst) -> bool {
+    use wavejit_ir::{CastOp, FBinOp, FUnOp, IBinOp, Round, Type};
+    let data = &kernel.insts[inst];
+    let w32 = |v: &Value| matches!(kernel.value_type(*v), Type::I32 | Type::F32);
+    let f32s = || data.args.iter().all(|a| kernel.value_type(*a) == Type::F32);
+    if data.results.len() != 1 || !data.results.iter().all(w32) || !data.args.iter().all(w32) {
+        return false;
+    }
+    let plain = |m: &wavejit_ir::FloatMode| !m.flags && !m.sat && m.round == Round::NearestEven;
+    let konst = |k: usize| {
+        data.args
+            .get(k)
+            .is_some_and(|&a| const_bits(kernel, a).is_some())
+    };
+    match &data.kind {
+        InstKind::Const { .. } => true,
+        InstKind::IBinary(op) => match op {
+            IBinOp::Add | IBinOp::Sub | IBinOp::Mul | IBinOp::And | IBinOp::Or | IBinOp::Xor => {
+                true
+            }
+            // Vector shifts take one amount for all lanes: constants only.
+            IBinOp::Shl | IBinOp::ShrU | IBinOp::ShrS => konst(1),
+            _ => false,
+        },
+        InstKind::Cast {
+            op: CastOp::Bitcast,
+            ..
+        } => true,
+        InstKind::FBinary { op, mode } => {
+            f32s()
+                && plain(mode)
+                && matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div)
+        }
+        InstKind::FUnary { op, mode } => {
+            f32s()
+                && !mode.flags
+                && !mode.sat
+                && (matches!(op, FUnOp::Neg | FUnOp::Abs)
+                    || (*op == FUnOp::Sqrt && mode.round == Round::NearestEven))
+        }
+        InstKind::Fma { mode } => f32s() && plain(mode) && crate::codegen::host_has("fma"),
+        _ => false,
+    }
+}
+
+/// The bits of `v` when a constant instruction defines it.
+pub fn const_bits(kernel: &Kernel, v: Value) -> Option<u64> {
+    match kernel.values.get(v)?.def {
+        wavejit_ir::ValueDef::Result { inst, .. } => match kernel.insts.get(inst)?.kind {
+            InstKind::Const { bits, .. } => Some(bits),
+            _ => None,
+        },
+        wavejit_ir::ValueDef::Param { .. } => None,
+    }
+}
+
+/// Cuts the stretches of at least `min_ops` vector instructions out of `run`
+/// as vector runs. Running a part of a run for all lanes before the next part
+/// is still a valid order: the parts keep the run's memory accesses in order
+/// and vector instructions touch no memory. The terminator and the end of the
+/// run stay in a scalar run (possibly empty).
+fn split_vector(kernel: &Kernel, run: Run, min_ops: usize) -> Vec<Run> {
+    let is_const = |i: Inst| matches!(kernel.insts[i].kind, InstKind::Const { .. });
+    let mut out = Vec::new();
+    let mut scalar = Vec::new();
+    let mut k = 0;
+    let insts = &run.insts;
+    while k < insts.len() {
+        if !vector_op(kernel, insts[k]) {
+            scalar.push(insts[k]);
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < insts.len() && vector_op(kernel, insts[k]) {
+            k += 1;
+        }
+        let ops = insts[start..k].iter().filter(|&&i| !is_const(i)).count();
+        if ops < min_ops {
+            scalar.extend_from_slice(&insts[start..k]);
+            continue;
+        }
+        if !scalar.is_empty() {
+            out.push(scalar_run(kernel, std::mem::take(&mut scalar)));
+        }
+        out.push(Run {
+            insts: insts[start..k].to_vec(),
+            term: false,
+            guarded: false,
+            vector: true,
+        });
+    }
+    if out.is_empty() {
+        return vec![run];
+    }
+    let mut tail = scalar_run(kernel, scalar);
+    tail.term = run.term;
+    tail.guarded |= run.term;
+    out.push(tail);
+    out
+}
+
+fn scalar_run(kernel: &Kernel, insts: Vec<Inst>) -> Run {
+    let guarded = insts.iter().any(|&i| can_fault(&kernel.insts[i].kind));
+    Run {
+        insts,
+        term: false,
+        guarded,
+        vector: false,
     }
 }
 
@@ -247,7 +380,7 @@ mod tests {
         let t = b.iconst(Type::I1, 1);
         b.ins(InstKind::Ballot, &[t, t]);
         b.exit();
-        let plan = Plan::new(&k);
+        let plan = Plan::new(&k, 0);
         // Positions: 0 const, 1 add, 2 store, 3 load, 4 load, 5 const, 6 store,
         // 7 barrier, 8 const, 9 ballot, 10 exit.
         assert_eq!(plan.kind(0), PcKind::Segment(0));

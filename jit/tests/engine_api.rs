@@ -43,6 +43,7 @@ fn config(interp_below: u64) -> JitConfig {
         batch_lanes: 64,
         threads: 1,
         interp_below,
+        vector_min_ops: 8,
     }
 }
 

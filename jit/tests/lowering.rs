@@ -502,3 +502,156 @@ fn signed_compare_of_i1() {
     assert_eq!(out.memory[0], 0b01010);
     assert_eq!(out.memory[8], 0b00011);
 }
+
+/// f32 special values: NaNs with payloads (quiet, signalling, negative),
+/// infinities, zeros, subnormals and ordinary numbers.
+const SPECIAL_F32: [u32; 16] = [
+    0x7fc0_0001,
+    0x7f80_0123,
+    0xffc0_4000,
+    0x7f80_0000,
+    0xff80_0000,
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x807f_ffff,
+    0x3fc0_0000, // 1.5
+    0x4000_0000, // 2.0
+    0xbf80_0000, // -1.0
+    0x7f7f_ffff,
+    0x0080_0000,
+    0x3e80_0000,
+    0xc2c8_0000,
+];
+
+/// A long pure f32/i32 stretch (vector runs in the configurations that enable
+/// them) over special values with every float mode the vector path handles,
+/// on workgroups whose size is not a multiple of the vector width.
+#[test]
+fn vector_runs_keep_the_float_rules() {
+    use wavejit_ir::{Denorm, FBinOp, FUnOp, FloatMode, NanMode, Round};
+    let ftz = FloatMode {
+        denorm_in: Denorm::FlushKeepSign,
+        denorm_out: Denorm::FlushKeepSign,
+        nan: NanMode::Propagate,
+        round: Round::NearestEven,
+        sat: false,
+        flags: false,
+    };
+    let canon = FloatMode {
+        nan: NanMode::Canonical(0x7fc0_0000),
+        ..FloatMode::IEEE
+    };
+    let both = FloatMode {
+        nan: NanMode::Canonical(0xffff_ffff),
+        ..ftz
+    };
+    let modes = [FloatMode::IEEE, ftz, canon, both];
+    let mut k = Kernel::new("vector_rules");
+    let entry = k.add_block();
+    let mut b = Builder::new(&mut k, entry);
+    let (id, _) = lane_addr(&mut b, 4);
+    // a = special[id % 16], b = special[(id * 5 + 3) % 16] from the read-only buffer.
+    let load = |b: &mut Builder, idx: Value| {
+        let m = b.iconst(Type::I32, 15);
+        let i = b.ins(InstKind::IBinary(IBinOp::And), &[idx, m]);
+        let i64v = b.ins(
+            InstKind::Cast {
+                op: CastOp::Zext,
+                to: Type::I64,
+            },
+            &[i],
+        );
+        let four = b.iconst(Type::I64, 4);
+        let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[i64v, four]);
+        let ro = b.iconst(Type::I64, support::RO);
+        let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[ro, off]);
+        b.ins(
+            InstKind::Load(MemAccess::scalar(AddrSpace::Global, Type::F32)),
+            &[addr],
+        )
+    };
+    let x = load(&mut b, id);
+    let five = b.iconst(Type::I32, 5);
+    let three = b.iconst(Type::I32, 3);
+    let t = b.ins(InstKind::IBinary(IBinOp::Mul), &[id, five]);
+    let t = b.ins(InstKind::IBinary(IBinOp::Add), &[t, three]);
+    let y = load(&mut b, t);
+    let mut outs = Vec::new();
+    for mode in modes {
+        for op in [FBinOp::Add, FBinOp::Sub, FBinOp::Mul, FBinOp::Div] {
+            outs.push(b.ins(InstKind::FBinary { op, mode }, &[x, y]));
+        }
+        for op in [FUnOp::Neg, FUnOp::Abs, FUnOp::Sqrt] {
+            outs.push(b.ins(InstKind::FUnary { op, mode }, &[y]));
+        }
+        outs.push(b.ins(InstKind::Fma { mode }, &[x, y, x]));
+    }
+    // Integer ops on the float bits, shifts by constants (amount modulo 32).
+    let bits = b.ins(
+        InstKind::Cast {
+            op: CastOp::Bitcast,
+            to: Type::I32,
+        },
+        &[x],
+    );
+    let c = b.iconst(Type::I32, 0x9e37_79b9);
+    let h = b.ins(InstKind::IBinary(IBinOp::Mul), &[bits, c]);
+    let s = b.iconst(Type::I32, 45);
+    let h = b.ins(InstKind::IBinary(IBinOp::ShrS), &[h, s]);
+    let h = b.ins(InstKind::IBinary(IBinOp::Xor), &[h, id]);
+    let s = b.iconst(Type::I32, 7);
+    let h = b.ins(InstKind::IBinary(IBinOp::Shl), &[h, s]);
+    let h = b.ins(InstKind::IBinary(IBinOp::ShrU), &[h, three]);
+    let h = b.ins(InstKind::IBinary(IBinOp::Sub), &[h, bits]);
+    let h = b.ins(InstKind::IBinary(IBinOp::Or), &[h, five]);
+    outs.push(b.ins(InstKind::IBinary(IBinOp::And), &[h, c]));
+    let per_lane = outs.len() as u64;
+    let s = b.iconst(Type::I32, per_lane);
+    let base = b.ins(InstKind::IBinary(IBinOp::Mul), &[id, s]);
+    for (j, &v) in outs.iter().enumerate() {
+        let jc = b.iconst(Type::I32, j as u64);
+        let slot = b.ins(InstKind::IBinary(IBinOp::Add), &[base, jc]);
+        let s64 = b.ins(
+            InstKind::Cast {
+                op: CastOp::Zext,
+                to: Type::I64,
+            },
+            &[slot],
+        );
+        let four = b.iconst(Type::I64, 4);
+        let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[s64, four]);
+        let bufc = b.iconst(Type::I64, BUF);
+        let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[bufc, off]);
+        let ty = k_ty(j, outs.len());
+        store(&mut b, AddrSpace::Global, ty, addr, v);
+    }
+    b.exit();
+    let lanes = 2 * 37;
+    let d = Dispatch::new([2, 1, 1], [37, 1, 1]);
+    let ro: Vec<u8> = SPECIAL_F32.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let out = compare(&k, &d, &vec![0; lanes * per_lane as usize * 4], &ro);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    let at = |lane: usize, j: usize| got[lane * per_lane as usize + j];
+    // Lane 9: x = 1.5, y = special[(9*5+3)%16 = 0] = quiet NaN with payload 1.
+    assert_eq!(at(9, 0), 0x7fc0_0001, "NaN operand propagates quieted");
+    assert_eq!(at(9, 16), 0x7fc0_0000, "canonical NaN");
+    assert_eq!(at(9, 24), 0xffff_ffff, "the canonical pattern as given");
+    // Lane 3: x = +inf, y = special[18%16 = 2] = -qNaN 0xffc04000.
+    assert_eq!(at(3, 0), 0xffc0_4000);
+    // Lane 10: x = 2.0, y = special[53%16 = 5] = +0: 2/0 = +inf, sqrt(+0) = +0.
+    assert_eq!(at(10, 3), 0x7f80_0000);
+    assert_eq!(at(10, 6), 0);
+    // Lane 4: x = -inf, y = special[23%16 = 7] = smallest subnormal: IEEE keeps
+    // it (x*y = -inf); FTZ: -inf * +0 is invalid -> default NaN.
+    assert_eq!(at(4, 2), 0xff80_0000);
+    assert_eq!(at(4, 8 + 2), 0x7fc0_0000);
+    // FTZ flushes a subnormal negation to -0.
+    assert_eq!(at(4, 8 + 4), 0x8000_0000);
+}
+
+/// Stores are f32 for the float results, i32 for the last (integer) one.
+fn k_ty(j: usize, n: usize) -> Type {
+    if j + 1 == n { Type::I32 } else { Type::F32 }
+}

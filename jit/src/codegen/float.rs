@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{
 };
 use wavejit_ir::{Denorm, FBinOp, FUnOp, FloatCC, FloatMode, Inst, InstKind, NanMode, Round, Type};
 
-use super::Lower;
+use super::{Lower, host_has};
 use crate::error::JitError;
 
 /// Bit layout of an IEEE format held in an integer SSA value.
@@ -65,17 +65,6 @@ fn cc(c: FloatCC) -> FCC {
         FloatCC::Ule => FCC::UnorderedOrLessThanOrEqual,
         FloatCC::Ugt => FCC::UnorderedOrGreaterThan,
         FloatCC::Uge => FCC::UnorderedOrGreaterThanOrEqual,
-    }
-}
-
-/// Host features the inline paths rely on (Cranelift otherwise emits libcalls).
-fn host_has(feature: &str) -> bool {
-    match feature {
-        #[cfg(target_arch = "x86_64")]
-        "fma" => std::arch::is_x86_feature_detected!("fma"),
-        #[cfg(target_arch = "x86_64")]
-        "sse4.1" => std::arch::is_x86_feature_detected!("sse4.1"),
-        _ => false,
     }
 }
 

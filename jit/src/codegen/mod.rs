@@ -9,6 +9,7 @@ mod int;
 mod lane_loop;
 mod mem;
 mod term;
+mod vector;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -54,6 +55,17 @@ pub fn cl_ty(t: Type) -> ir::Type {
         16 => types::I16,
         32 => types::I32,
         _ => types::I64,
+    }
+}
+
+/// Host features the inline paths rely on (Cranelift otherwise emits libcalls).
+pub(crate) fn host_has(feature: &str) -> bool {
+    match feature {
+        #[cfg(target_arch = "x86_64")]
+        "fma" => std::arch::is_x86_feature_detected!("fma"),
+        #[cfg(target_arch = "x86_64")]
+        "sse4.1" => std::arch::is_x86_feature_detected!("sse4.1"),
+        _ => false,
     }
 }
 
@@ -124,9 +136,15 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         Lower::build(b, kernel, plan, lanes, module.target_config())?;
     }
+    // `WAVEJIT_JIT_DUMP=1` prints the generated machine code (for profiling).
+    let dump = std::env::var_os("WAVEJIT_JIT_DUMP").is_some();
+    ctx.set_disasm(dump);
     module
         .define_function(id, &mut ctx)
         .map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
+    if dump && let Some(code) = ctx.compiled_code() {
+        eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
+    }
     module.clear_context(&mut ctx);
     module
         .finalize_definitions()
@@ -274,7 +292,11 @@ impl<'a, 'b> Lower<'a, 'b> {
         for (r, run) in seg.runs.iter().enumerate() {
             let check = run.guarded && may_have_faulted;
             let end_pc = if r == last { seg.next_pc } else { None };
-            self.run(seg.block, run, check, end_pc)?;
+            if run.vector {
+                self.vector_run(run)?;
+            } else {
+                self.run(seg.block, run, check, end_pc)?;
+            }
             may_have_faulted |= run.guarded;
         }
         Ok(())

@@ -120,14 +120,16 @@ pub fn run_on(
     }
 }
 
-/// JIT configurations every comparison runs: batch widths and thread counts.
+/// JIT configurations every comparison runs: batch widths, thread counts and
+/// vector thresholds (0: scalar only; 1: every vectorizable stretch).
 pub fn jit_configs() -> Vec<JitConfig> {
-    [(1, 1), (8, 2), (64, 3), (256, 1)]
+    [(1, 1, 0), (8, 2, 1), (64, 3, 8), (256, 1, 1)]
         .into_iter()
-        .map(|(batch_lanes, threads)| JitConfig {
+        .map(|(batch_lanes, threads, vector_min_ops)| JitConfig {
             batch_lanes,
             threads,
             interp_below: 0,
+            vector_min_ops,
         })
         .collect()
 }
