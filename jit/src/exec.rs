@@ -20,13 +20,14 @@ use wavejit_ir::{
 use crate::abi::{BatchCtx, LaneRec, NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
 use crate::compiled::Compiled;
 use crate::helpers::access;
-use crate::plan::PcKind;
+use crate::plan::{PcKind, Plan};
 
 /// What host helpers need while a batch runs (one per worker thread).
 pub struct HostCtx<'a> {
     pub kernel: &'a Kernel,
     /// Argument types of every instruction, by instruction index.
     pub arg_tys: &'a [Vec<Type>],
+    pub plan: &'a Plan,
     pub memory: &'a dyn GlobalMemory,
     regions: Option<Vec<Region>>,
     last: Cell<usize>,
@@ -36,11 +37,13 @@ impl<'a> HostCtx<'a> {
     pub fn new(
         kernel: &'a Kernel,
         arg_tys: &'a [Vec<Type>],
+        plan: &'a Plan,
         memory: &'a dyn GlobalMemory,
     ) -> HostCtx<'a> {
         HostCtx {
             kernel,
             arg_tys,
+            plan,
             memory,
             regions: memory.regions(),
             last: Cell::new(0),
@@ -168,7 +171,7 @@ impl<'a> Runner<'a> {
         Runner {
             c,
             dispatch,
-            host: HostCtx::new(kernel, &c.arg_tys, memory),
+            host: HostCtx::new(kernel, &c.arg_tys, &c.plan, memory),
             wg_lanes,
             slots,
             wave_size,

@@ -11,6 +11,7 @@ use wavejit_ir::{Access, AtomicOp, Inst};
 
 use crate::abi::BatchCtx;
 use crate::exec::HostCtx;
+use crate::plan::const_bits;
 
 /// Atomic operations in the order compiled code encodes them.
 pub const ATOMIC_OPS: [AtomicOp; 13] = [
@@ -73,6 +74,74 @@ pub unsafe extern "C" fn wj_pure(
         return 0;
     };
     u32::from(eval_pure(&data.kind, tys, args, out))
+}
+
+/// The exact pass of vector run `run` of segment `seg` (see
+/// `codegen::vector`) for the lanes listed at positions `pos .. min(pos +
+/// width, n)`: every instruction through `semantics::eval_pure`, lane by lane,
+/// each result written to the lane's slab slot. Returns 0 if `eval_pure`
+/// refused an instruction (never for the instructions `plan::vector_op`
+/// accepts).
+///
+/// # Safety
+/// `host` must be the live context of the running batch, `list` must hold `n`
+/// lane indices below `lanes`, and `regs` the batch's slab of `lanes` slots
+/// per value.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn wj_vector_exact(
+    host: *const HostCtx<'static>,
+    seg: u32,
+    run: u32,
+    list: *const u32,
+    pos: u32,
+    n: u32,
+    width: u32,
+    regs: *mut u64,
+    lanes: u64,
+) -> u32 {
+    // SAFETY: the caller passes the batch's live context, list and slab.
+    let (host, list) = unsafe { (&*host, std::slice::from_raw_parts(list, n as usize)) };
+    let Some(run) = host
+        .plan
+        .segments
+        .get(seg as usize)
+        .and_then(|s| s.runs.get(run as usize))
+    else {
+        return 0;
+    };
+    let kernel = host.kernel;
+    let lanes = lanes as usize;
+    let end = pos.saturating_add(width).min(n) as usize;
+    let mut ok = true;
+    for &lane in list.get(pos as usize..end).unwrap_or(&[]) {
+        for &inst in &run.insts {
+            let data = &kernel.insts[inst];
+            let mut args = [0u64; PURE_MAX_ARGS];
+            for (a, &v) in args.iter_mut().zip(&data.args) {
+                *a = match const_bits(kernel, v) {
+                    Some(bits) => bits,
+                    // SAFETY: slot of value `v` of lane `lane` in the slab.
+                    None => unsafe { regs.add(v.as_u32() as usize * lanes + lane as usize).read() },
+                };
+            }
+            let mut out = [0u64; PURE_MAX_RESULTS];
+            let tys = &host.arg_tys[inst.as_u32() as usize];
+            let (Some(args), Some(out)) =
+                (args.get(..tys.len()), out.get_mut(..data.results.len()))
+            else {
+                return 0;
+            };
+            ok &= eval_pure(&data.kind, tys, args, out);
+            for (&r, &x) in data.results.iter().zip(out.iter()) {
+                // SAFETY: as above.
+                unsafe {
+                    regs.add(r.as_u32() as usize * lanes + lane as usize)
+                        .write(x)
+                };
+            }
+        }
+    }
+    u32::from(ok)
 }
 
 /// Host address of `len` bytes at global address `addr` for reading (`write` 0)

@@ -164,6 +164,7 @@ struct Sigs {
     global_ptr: ir::SigRef,
     global_atomic: ir::SigRef,
     rmw: ir::SigRef,
+    vector_exact: ir::SigRef,
 }
 
 /// The per-lane loop currently being emitted.
@@ -236,6 +237,10 @@ impl<'a, 'b> Lower<'a, 'b> {
             global_atomic: b
                 .import_signature(sig(&[i64t, i64t, i32t, i32t, i64t, i64t, i64t], Some(i32t))),
             rmw: b.import_signature(sig(&[i32t, i32t, i64t, i64t, i64t], Some(i64t))),
+            vector_exact: b.import_signature(sig(
+                &[i64t, i32t, i32t, i64t, i32t, i32t, i32t, i64t, i64t],
+                Some(i32t),
+            )),
         };
         let ret = b.create_block();
         let seg_blocks: Vec<ir::Block> = plan.segments.iter().map(|_| b.create_block()).collect();
@@ -293,7 +298,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             let check = run.guarded && may_have_faulted;
             let end_pc = if r == last { seg.next_pc } else { None };
             if run.vector {
-                self.vector_run(run)?;
+                self.vector_run(k, r, run)?;
             } else {
                 self.run(seg.block, run, check, end_pc)?;
             }

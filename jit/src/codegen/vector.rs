@@ -2,9 +2,18 @@
 //! for [`WIDTH`] listed lanes at once, each IR value as [`GANG`] `I32X4`
 //! vectors (floats as their bits). The float rules are the scalar ones of
 //! `float.rs` applied lane-wise with masks and `bitselect`: flush keeping the
-//! sign, NaN results rebuilt from the operands on a cold path (taken when any
-//! lane is NaN), canonical NaN. x86 vector arithmetic rounds exactly like the
-//! scalar instructions, so every lane gets the scalar code's bits.
+//! sign, NaN results rebuilt from the operands, canonical NaN. x86 vector
+//! arithmetic rounds exactly like the scalar instructions, so every lane gets
+//! the scalar code's bits.
+//!
+//! NaN results are rare, so the vector code leaves out the NaN rules: it ors
+//! together a mask of every float result that is NaN, and when that mask is
+//! set, the iteration's lanes are computed again by the host helper
+//! `wj_vector_exact` through `semantics::eval_pure` (the interpreter's
+//! definition) and the vector results are dropped. Without a NaN anywhere both
+//! give the same bits, as the NaN rules change NaN results only. One branch per
+//! iteration instead of a cold path per instruction keeps the function small
+//! (register allocation dominated compile time).
 //!
 //! Lanes are gathered from and scattered to the register slab through the lane
 //! list. When fewer than [`WIDTH`] lanes remain, the positions past the end
@@ -15,7 +24,8 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{
-    self, Endianness, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types,
+    self, Endianness, InstBuilder, MemFlagsData, condcodes::FloatCC as FCC, condcodes::IntCC as CC,
+    types,
 };
 use wavejit_ir::{self as wj, CastOp, Denorm, FBinOp, FUnOp, FloatMode, InstKind, NanMode};
 
@@ -36,13 +46,21 @@ type Gang = [ir::Value; GANG];
 const EXP: i64 = 0x7f80_0000;
 const SIGN: i64 = 0x8000_0000;
 const MAG: i64 = 0x7fff_ffff;
-const QUIET: i64 = 0x0040_0000;
 
 /// The lanes of the current iteration and the IR values computed so far.
 struct VecState {
     /// Address of each lane's slot of value 0 in the slab.
     bases: [ir::Value; WIDTH],
+    /// Values gathered from the slab (shared by both passes).
+    inputs: HashMap<wj::Value, Gang>,
+    /// Values computed by the current pass.
     env: HashMap<wj::Value, Gang>,
+    /// Splatted constants by bits.
+    consts: HashMap<i64, ir::Value>,
+    /// Or of the NaN lanes of float results.
+    nan_seen: Gang,
+    /// Whether some result could be NaN.
+    float_results: bool,
 }
 
 fn lanes_of(flags_le: MemFlagsData) -> MemFlagsData {
@@ -51,7 +69,7 @@ fn lanes_of(flags_le: MemFlagsData) -> MemFlagsData {
 
 impl Lower<'_, '_> {
     /// Emits `for i in (0..n).step_by(WIDTH) { the run for lanes list[i..i+WIDTH] }`.
-    pub(super) fn vector_run(&mut self, run: &Run) -> Result<(), JitError> {
+    pub(super) fn vector_run(&mut self, seg: usize, r: usize, run: &Run) -> Result<(), JitError> {
         let header = self.b.create_block();
         let body = self.b.create_block();
         let exit = self.b.create_block();
@@ -82,33 +100,107 @@ impl Lower<'_, '_> {
             let off = self.b.ins().ishl_imm_s(lane, 3);
             *base = self.b.ins().iadd(self.regs, off);
         }
+        let zeros = self.splat_raw(0);
         let mut st = VecState {
             bases,
+            inputs: HashMap::new(),
             env: HashMap::new(),
+            consts: HashMap::from([(0, zeros)]),
+            nan_seen: [zeros; GANG],
+            float_results: false,
         };
         for &inst in &run.insts {
             self.vinst(&mut st, inst)?;
         }
+        let latch = self.b.create_block();
+        if st.float_results {
+            // Some lane had a NaN result: the exact helper recomputes them all.
+            let mut any = st.nan_seen[0];
+            for &m in &st.nan_seen[1..] {
+                any = self.b.ins().bor(any, m);
+            }
+            let any = self.b.ins().vany_true(any);
+            let exact = self.b.create_block();
+            let store = self.b.create_block();
+            self.b.set_cold_block(exact);
+            self.b.ins().brif(any, exact, &[], store, &[]);
+            self.b.switch_to_block(exact);
+            let f = self.iconst(
+                types::I64,
+                crate::helpers::wj_vector_exact as *const () as i64,
+            );
+            let lanes = self.iconst(types::I64, self.stride / 8);
+            let ints = [seg as i64, r as i64, WIDTH as i64].map(|x| self.iconst(types::I32, x));
+            let args = [
+                self.host, ints[0], ints[1], self.list, i, self.n, ints[2], self.regs, lanes,
+            ];
+            self.b.ins().call_indirect(self.sigs.vector_exact, f, &args);
+            self.b.ins().jump(latch, &[]);
+            self.b.switch_to_block(store);
+        }
+        self.scatter(&st, run)?;
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
         let next = self.b.ins().iadd_imm_s(i, WIDTH as i64);
         self.b.ins().jump(header, &[next.into()]);
         self.b.switch_to_block(exit);
         Ok(())
     }
 
-    fn splat(&mut self, bits: i64) -> ir::Value {
+    /// Writes the run's results that other runs read to their lanes' slab
+    /// slots (zero-extended).
+    fn scatter(&mut self, st: &VecState, run: &Run) -> Result<(), JitError> {
+        let tr = MemFlagsData::trusted();
+        for &inst in &run.insts {
+            let res = self.kernel.insts[inst].results.clone();
+            for v in res {
+                if !self.plan.spill[v] {
+                    continue;
+                }
+                let g = *st
+                    .env
+                    .get(&v)
+                    .ok_or(JitError::Malformed("vector result not computed"))?;
+                let off = self.slot(v);
+                for (k, &vec) in g.iter().enumerate() {
+                    let vec = self.as_i32x4(vec);
+                    for j in 0..VEC_LANES {
+                        let s = self.b.ins().extractlane(vec, j as u8);
+                        let s = self.b.ins().uextend(types::I64, s);
+                        self.b.ins().store(tr, s, st.bases[k * VEC_LANES + j], off);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn splat_raw(&mut self, bits: i64) -> ir::Value {
         let c = self.iconst(types::I32, bits);
         self.b.ins().splat(types::I32X4, c)
+    }
+
+    /// `bits` in every lane (one per pass).
+    fn splat(&mut self, st: &mut VecState, bits: i64) -> ir::Value {
+        let bits = bits & 0xffff_ffff;
+        if let Some(&c) = st.consts.get(&bits) {
+            return c;
+        }
+        let c = self.splat_raw(bits);
+        st.consts.insert(bits, c);
+        c
     }
 
     /// IR value `v` for the iteration's lanes: a constant splatted, a value of
     /// this run, or gathered from the slab.
     fn vval(&mut self, st: &mut VecState, v: wj::Value) -> Result<Gang, JitError> {
-        if let Some(&g) = st.env.get(&v) {
+        if let Some(&g) = st.env.get(&v).or_else(|| st.inputs.get(&v)) {
             return Ok(g);
         }
-        let g = if let Some(bits) = const_bits(self.kernel, v) {
-            [self.splat(bits as i64); GANG]
-        } else {
+        if let Some(bits) = const_bits(self.kernel, v) {
+            return Ok([self.splat(st, bits as i64); GANG]);
+        }
+        let g = {
             let off = self.slot(v);
             let tr = MemFlagsData::trusted();
             let mut g = [st.bases[0]; GANG];
@@ -124,26 +216,8 @@ impl Lower<'_, '_> {
             }
             g
         };
-        st.env.insert(v, g);
+        st.inputs.insert(v, g);
         Ok(g)
-    }
-
-    /// Defines IR value `v`; scatters it to the slab (zero-extended) if other
-    /// runs read it.
-    fn vdef(&mut self, st: &mut VecState, v: wj::Value, g: Gang) {
-        st.env.insert(v, g);
-        if !self.plan.spill[v] {
-            return;
-        }
-        let off = self.slot(v);
-        let tr = MemFlagsData::trusted();
-        for (k, &vec) in g.iter().enumerate() {
-            for j in 0..VEC_LANES {
-                let s = self.b.ins().extractlane(vec, j as u8);
-                let s = self.b.ins().uextend(types::I64, s);
-                self.b.ins().store(tr, s, st.bases[k * VEC_LANES + j], off);
-            }
-        }
     }
 
     fn vinst(&mut self, st: &mut VecState, inst: wj::Inst) -> Result<(), JitError> {
@@ -170,38 +244,50 @@ impl Lower<'_, '_> {
                 let b = self.vfval(st, arg(1)?, &mode)?;
                 let r = self.map2(a, b, |this, x, y| {
                     let (fx, fy) = (this.as_f32x4(x), this.as_f32x4(y));
-                    let r = match op {
+                    match op {
                         FBinOp::Add => this.b.ins().fadd(fx, fy),
                         FBinOp::Sub => this.b.ins().fsub(fx, fy),
                         FBinOp::Mul => this.b.ins().fmul(fx, fy),
                         _ => this.b.ins().fdiv(fx, fy),
-                    };
-                    this.as_i32x4(r)
+                    }
                 });
-                let r = self.vfix_nan(r, &[a, b]);
-                self.vfinish(&mode, r)
+                self.note_nan(st, r);
+                self.vfinish(st, &mode, r)
             }
             InstKind::FUnary { op, mode } => {
                 let a = self.vfval(st, arg(0)?, &mode)?;
                 let r = match op {
-                    FUnOp::Neg => {
-                        let m = self.splat(SIGN);
-                        a.map(|x| self.b.ins().bxor(x, m))
-                    }
-                    FUnOp::Abs => {
-                        let m = self.splat(MAG);
-                        a.map(|x| self.b.ins().band(x, m))
+                    FUnOp::Neg | FUnOp::Abs => {
+                        let r = if op == FUnOp::Neg {
+                            let m = self.splat(st, SIGN);
+                            a.map(|x| {
+                                let x = self.as_i32x4(x);
+                                self.b.ins().bxor(x, m)
+                            })
+                        } else {
+                            let m = self.splat(st, MAG);
+                            a.map(|x| {
+                                let x = self.as_i32x4(x);
+                                self.b.ins().band(x, m)
+                            })
+                        };
+                        // A NaN operand stays NaN: only the canonical rule
+                        // changes it.
+                        if matches!(mode.nan, NanMode::Canonical(_)) {
+                            self.note_nan(st, r);
+                        }
+                        r
                     }
                     _ => {
                         let r = a.map(|x| {
                             let f = self.as_f32x4(x);
-                            let r = self.b.ins().sqrt(f);
-                            self.as_i32x4(r)
+                            self.b.ins().sqrt(f)
                         });
-                        self.vfix_nan(r, &[a])
+                        self.note_nan(st, r);
+                        r
                     }
                 };
-                self.vfinish(&mode, r)
+                self.vfinish(st, &mode, r)
             }
             InstKind::Fma { mode } => {
                 let a = self.vfval(st, arg(0)?, &mode)?;
@@ -209,16 +295,19 @@ impl Lower<'_, '_> {
                 let c = self.vfval(st, arg(2)?, &mode)?;
                 let mut r = a;
                 for k in 0..GANG {
-                    let (x, y, z) = (self.as_f32x4(a[k]), self.as_f32x4(b[k]), self.as_f32x4(c[k]));
-                    let f = self.b.ins().fma(x, y, z);
-                    r[k] = self.as_i32x4(f);
+                    let (x, y, z) = (
+                        self.as_f32x4(a[k]),
+                        self.as_f32x4(b[k]),
+                        self.as_f32x4(c[k]),
+                    );
+                    r[k] = self.b.ins().fma(x, y, z);
                 }
-                let r = self.vfix_nan(r, &[a, b, c]);
-                self.vfinish(&mode, r)
+                self.note_nan(st, r);
+                self.vfinish(st, &mode, r)
             }
             _ => return Err(JitError::Malformed("not a vector instruction")),
         };
-        self.vdef(st, res, r);
+        st.env.insert(res, r);
         Ok(())
     }
 
@@ -230,7 +319,7 @@ impl Lower<'_, '_> {
         b: wj::Value,
     ) -> Result<Gang, JitError> {
         use wj::IBinOp as Op;
-        let x = self.vval(st, a)?;
+        let x = self.vval(st, a)?.map(|v| self.as_i32x4(v));
         if matches!(op, Op::Shl | Op::ShrU | Op::ShrS) {
             // The amount modulo the width, as the scalar code does.
             let amt = const_bits(self.kernel, b)
@@ -242,7 +331,7 @@ impl Lower<'_, '_> {
                 _ => self.b.ins().sshr(v, amt),
             }));
         }
-        let y = self.vval(st, b)?;
+        let y = self.vval(st, b)?.map(|v| self.as_i32x4(v));
         Ok(self.map2(x, y, |this, p, q| match op {
             Op::Add => this.b.ins().iadd(p, q),
             Op::Sub => this.b.ins().isub(p, q),
@@ -266,13 +355,21 @@ impl Lower<'_, '_> {
         r
     }
 
+    /// Values of a vector run are `I32X4` or `F32X4` as their last producer
+    /// left them; these convert (a no-op on the bits) when needed.
     fn as_f32x4(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::F32X4 {
+            return x;
+        }
         self.b
             .ins()
             .bitcast(types::F32X4, lanes_of(MemFlagsData::new()), x)
     }
 
     fn as_i32x4(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::I32X4 {
+            return x;
+        }
         self.b
             .ins()
             .bitcast(types::I32X4, lanes_of(MemFlagsData::new()), x)
@@ -288,16 +385,17 @@ impl Lower<'_, '_> {
         let x = self.vval(st, v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
-            Denorm::FlushKeepSign => self.vflush(x),
+            Denorm::FlushKeepSign => self.vflush(st, x),
         })
     }
 
     /// Subnormal lanes -> zero of the same sign.
-    fn vflush(&mut self, x: Gang) -> Gang {
-        let exp = self.splat(EXP);
-        let sign = self.splat(SIGN);
-        let zero = self.splat(0);
+    fn vflush(&mut self, st: &mut VecState, x: Gang) -> Gang {
+        let exp = self.splat(st, EXP);
+        let sign = self.splat(st, SIGN);
+        let zero = self.splat(st, 0);
         x.map(|v| {
+            let v = self.as_i32x4(v);
             let e = self.b.ins().band(v, exp);
             let z = self.b.ins().icmp(CC::Equal, e, zero);
             let s = self.b.ins().band(v, sign);
@@ -305,63 +403,27 @@ impl Lower<'_, '_> {
         })
     }
 
-    /// All-ones in the NaN lanes (magnitude above the infinity pattern; both
-    /// sides are non-negative as i32, so the signed compare is exact).
+    /// All-ones in the NaN lanes.
     fn vis_nan(&mut self, x: ir::Value) -> ir::Value {
-        let mag = self.splat(MAG);
-        let exp = self.splat(EXP);
-        let m = self.b.ins().band(x, mag);
-        self.b.ins().icmp(CC::SignedGreaterThan, m, exp)
+        let f = self.as_f32x4(x);
+        self.b.ins().fcmp(FCC::Unordered, f, f)
     }
 
-    /// NaN lanes of `r` replaced by the first NaN operand quieted, else the
-    /// default NaN (on a cold path taken when any lane is NaN).
-    fn vfix_nan(&mut self, r: Gang, ops: &[Gang]) -> Gang {
-        let masks = r.map(|x| self.vis_nan(x));
-        let mut any = masks[0];
-        for &m in &masks[1..] {
-            any = self.b.ins().bor(any, m);
+    /// Adds the NaN lanes of `r` to the iteration's mask.
+    fn note_nan(&mut self, st: &mut VecState, r: Gang) {
+        st.float_results = true;
+        for (k, &x) in r.iter().enumerate() {
+            let n = self.vis_nan(x);
+            st.nan_seen[k] = self.b.ins().bor(st.nan_seen[k], n);
         }
-        let any = self.b.ins().vany_true(any);
-        let slow = self.b.create_block();
-        let join = self.b.create_block();
-        let out = [(); GANG].map(|_| self.b.append_block_param(join, types::I32X4));
-        self.b.set_cold_block(slow);
-        let args: Vec<ir::BlockArg> = r.iter().map(|&x| x.into()).collect();
-        self.b.ins().brif(any, slow, &[], join, &args);
-        self.b.switch_to_block(slow);
-        let quiet = self.splat(QUIET);
-        let mut fixed = r;
-        for k in 0..GANG {
-            let mut nan = self.splat(EXP | QUIET);
-            for op in ops.iter().rev() {
-                let xn = self.vis_nan(op[k]);
-                let q = self.b.ins().bor(op[k], quiet);
-                nan = self.b.ins().bitselect(xn, q, nan);
-            }
-            fixed[k] = self.b.ins().bitselect(masks[k], nan, r[k]);
-        }
-        let args: Vec<ir::BlockArg> = fixed.iter().map(|&x| x.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(join);
-        out
     }
 
-    /// Output rules: flush, canonical NaN (saturation is not vectorized).
-    fn vfinish(&mut self, mode: &FloatMode, r: Gang) -> Gang {
-        let r = match mode.denorm_out {
+    /// Output rules: flush (a NaN result sends the lanes to the exact helper,
+    /// so there is no NaN to replace here; saturation is not vectorized).
+    fn vfinish(&mut self, st: &mut VecState, mode: &FloatMode, r: Gang) -> Gang {
+        match mode.denorm_out {
             Denorm::Preserve => r,
-            Denorm::FlushKeepSign => self.vflush(r),
-        };
-        match mode.nan {
-            NanMode::Canonical(c) => {
-                let c = self.splat(c as i64 & (SIGN | MAG));
-                r.map(|x| {
-                    let n = self.vis_nan(x);
-                    self.b.ins().bitselect(n, c, x)
-                })
-            }
-            NanMode::Propagate => r,
+            Denorm::FlushKeepSign => self.vflush(st, r),
         }
     }
 }
