@@ -12,7 +12,10 @@
 //! touch no memory.
 //!
 //! Registers live in the lane's private memory: `r[n]` at byte `4n` (low half
-//! first), the exec flag (i32) after the last register. Uniforms are read from the
+//! first), the exec flag (i32) after the last register. That keeps lifting one
+//! instruction at a time simple; [`lift`] then promotes these constant-address
+//! slots to SSA values (`wavejit_ir::transform::promote_private`), so engines
+//! see no register memory traffic ([`lift_unpromoted`] skips that step). Uniforms are read from the
 //! IR uniform space: the 512 16-bit uniform halves at bytes `0..1024`
 //! ([`UNIFORM_FILE_BYTES`]), followed by the dispatch's grid size in threads
 //! ([`GRID_OFFSET`], three u32, used to stop lanes outside a non-uniform grid).
@@ -42,6 +45,7 @@ mod sr;
 pub use dispatch::{AgxDispatch, UNIFORM_HALVES};
 pub use error::LiftError;
 
+use wavejit_ir::transform::promote_private;
 use wavejit_ir::{Builder, Kernel};
 
 use super::Opcode;
@@ -107,8 +111,19 @@ impl Default for LiftConfig {
 /// Lifts the AGX program `code` (raw little-endian instruction bytes; pc = byte
 /// offset) into an IR kernel. Only instructions reachable from `config.entry` are
 /// decoded. The kernel expects wave size 32 and the uniform layout of
-/// [`AgxDispatch`].
+/// [`AgxDispatch`]. Registers are SSA values (see the module documentation).
 pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
+    let mut kernel = lift_unpromoted(code, config)?;
+    // A kernel the verifier rejects is left as lifted: the engines verify what
+    // they run and report it with its full context.
+    let _ = promote_private(&mut kernel);
+    Ok(kernel)
+}
+
+/// [`lift`] without promoting registers out of private memory: every register
+/// access stays a private load or store (for measuring and debugging the
+/// promotion; same behaviour, slower to run).
+pub fn lift_unpromoted(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     if config.gpr_count == 0 || config.gpr_count > 128 {
         return Err(LiftError::Config(format!(
             "gpr_count {} is not 1..=128",
