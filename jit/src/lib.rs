@@ -70,12 +70,19 @@ impl Default for JitConfig {
     fn default() -> JitConfig {
         JitConfig {
             batch_lanes: 256,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: host_threads(),
             interp_below: 0,
             // Shorter stretches lose to the cost of gathering their inputs.
             vector_min_ops: 8,
         }
     }
+}
+
+/// The host's available parallelism, asked once per process (it reads cgroup
+/// files on Linux, which costs more than compiling a small kernel).
+fn host_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Compiled kernels by (content hash, batch lanes); equal hashes are told apart
@@ -86,8 +93,15 @@ type Cache = HashMap<(u64, usize), Vec<Arc<Compiled>>>;
 pub struct Jit {
     config: JitConfig,
     cache: Mutex<Cache>,
+    /// The last kernels used, newest first, checked by comparison before the
+    /// cache is consulted: comparing a kernel costs about a quarter of hashing
+    /// it, and most dispatches repeat a recent kernel.
+    recent: Mutex<Vec<Arc<Compiled>>>,
     compiles: AtomicUsize,
 }
+
+/// How many recent kernels [`Jit`] compares before hashing.
+const RECENT: usize = 4;
 
 impl Default for Jit {
     fn default() -> Jit {
@@ -100,6 +114,7 @@ impl Jit {
         Jit {
             config,
             cache: Mutex::new(HashMap::new()),
+            recent: Mutex::new(Vec::with_capacity(RECENT)),
             compiles: AtomicUsize::new(0),
         }
     }
@@ -130,9 +145,33 @@ impl Jit {
             .cloned()
     }
 
+    /// A recently used compilation of `kernel` for `lanes` lanes.
+    fn recent(&self, kernel: &Kernel, lanes: usize) -> Option<Arc<Compiled>> {
+        let recent = self.recent.lock().ok()?;
+        recent
+            .iter()
+            .find(|c| c.lanes == lanes && c.kernel == *kernel)
+            .cloned()
+    }
+
+    /// Makes `c` the most recently used compilation.
+    fn touch(&self, c: &Arc<Compiled>) {
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.first().is_some_and(|r| Arc::ptr_eq(r, c)) {
+                return;
+            }
+            recent.retain(|r| !Arc::ptr_eq(r, c));
+            recent.insert(0, c.clone());
+            recent.truncate(RECENT);
+        }
+    }
+
     /// The compiled code of `kernel` for batches of `lanes` lanes, from the cache
     /// when present (a hit does not touch Cranelift).
     pub fn compile(&self, kernel: &Kernel, lanes: usize) -> Result<Arc<Compiled>, JitError> {
+        if let Some(c) = self.recent(kernel, lanes) {
+            return Ok(c);
+        }
         self.compile_keyed((content_hash(kernel), lanes), kernel)
     }
 
@@ -140,6 +179,7 @@ impl Jit {
     /// is most of the cost of a hit, so a dispatch hashes once).
     fn compile_keyed(&self, key: (u64, usize), kernel: &Kernel) -> Result<Arc<Compiled>, JitError> {
         if let Some(c) = self.cached(key, kernel) {
+            self.touch(&c);
             return Ok(c);
         }
         wavejit_ir::verify::verify(kernel).map_err(|e| JitError::Unverified(e.to_string()))?;
@@ -148,6 +188,7 @@ impl Jit {
         if let Ok(mut cache) = self.cache.lock() {
             cache.entry(key).or_default().push(c.clone());
         }
+        self.touch(&c);
         Ok(c)
     }
 }
@@ -235,6 +276,9 @@ impl Engine for Jit {
             return Ok(());
         }
         let batch = self.batch_lanes_for(dispatch);
+        if let Some(c) = self.recent(kernel, batch) {
+            return run::run_dispatch(&c, kernel, dispatch, memory, self.config.threads);
+        }
         let small = lanes.saturating_mul(kernel.op_count() as u64) < self.config.interp_below;
         let key = (content_hash(kernel), batch);
         if odd || (small && self.cached(key, kernel).is_none()) {

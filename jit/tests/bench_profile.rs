@@ -92,7 +92,12 @@ fn bench_compile_times() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    for ops in [16usize, 256, 1024] {
+    // `WJ_OPS=16` times one size only.
+    let sizes: Vec<usize> = match std::env::var("WJ_OPS").ok().and_then(|s| s.parse().ok()) {
+        Some(n) => vec![n],
+        None => vec![16, 256, 1024],
+    };
+    for ops in sizes {
         let k = parse(&kernels::sized_text(ops));
         let mut best = f64::MAX;
         for _ in 0..reps {
@@ -109,4 +114,37 @@ fn bench_compile_times() {
             best * 100.0 / n as f64
         );
     }
+}
+
+/// What a cache hit costs: hashing and comparing the 258-op bench kernel.
+#[test]
+#[ignore]
+fn bench_cache_hit() {
+    use std::hash::{Hash, Hasher};
+    let k = parse(&kernels::sized_text(256));
+    let k2 = k.clone();
+    let n = 10_000;
+    let t = Instant::now();
+    let mut eq = 0;
+    for _ in 0..n {
+        eq += usize::from(std::hint::black_box(&k) == std::hint::black_box(&k2));
+    }
+    let cmp = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let t = Instant::now();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for _ in 0..n {
+        std::hint::black_box(&k).hash(&mut h);
+    }
+    let hash = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    let jit = Jit::default();
+    let _ = jit.compile(&k, 256);
+    let t = Instant::now();
+    for _ in 0..n {
+        let _ = jit.compile(std::hint::black_box(&k), 256);
+    }
+    let hit = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    eprintln!(
+        "compare {cmp:.2} us, siphash {hash:.2} us, hit {hit:.2} us ({eq}, {})",
+        h.finish()
+    );
 }

@@ -71,6 +71,29 @@ fn cache_hits_do_not_recompile() {
     assert_eq!(jit.compile_count(), 3);
 }
 
+/// Kernels that left the short list of recent kernels are still found in the
+/// cache, kernels that differ only in a constant are told apart, and each
+/// dispatch runs its own kernel's code.
+#[test]
+fn recent_kernels_and_the_cache_agree() {
+    let jit = Jit::new(config(0));
+    let d = Dispatch::new([1, 1, 1], [8, 1, 1]);
+    let first = jit.compile(&kernel(1), 64).ok();
+    for k in 2..10 {
+        let out = run_on(&jit, &kernel(k), &d, &[0; 64], &[], true);
+        assert_eq!(&out.memory[4..8], &(k as u32).to_le_bytes());
+    }
+    assert_eq!(jit.compile_count(), 9);
+    let again = jit.compile(&kernel(1), 64).ok();
+    assert_eq!(jit.compile_count(), 9, "an old kernel was compiled again");
+    assert!(matches!((first, again), (Some(a), Some(b)) if std::sync::Arc::ptr_eq(&a, &b)));
+    for k in [9, 1, 9, 4] {
+        let out = run_on(&jit, &kernel(k), &d, &[0; 64], &[], true);
+        assert_eq!(&out.memory[28..32], &(7 * k as u32).to_le_bytes());
+    }
+    assert_eq!(jit.compile_count(), 9);
+}
+
 #[test]
 fn tiny_dispatches_may_run_on_the_interpreter() {
     let d = Dispatch::new([1, 1, 1], [8, 1, 1]);
