@@ -429,3 +429,40 @@ fn invalid_input_is_refused_untouched() {
     assert!(promote_private(&mut k).is_err());
     assert_eq!(k, Kernel::new("empty"));
 }
+
+#[test]
+fn compact_drops_unplaced_instructions_and_their_values() {
+    let mut k = kernel(
+        "kernel @compact private 4 {
+block0:
+  %a = const.i32 1
+  %b = const.i32 2
+  %c = iadd.i32 %a, %a
+  jump block1(%c)
+block1(%p: i32):
+  exit
+}",
+    );
+    // Unplace `%b` (the block's second instruction), as a transform would.
+    k.blocks[wavejit_ir::Block::from_u32(0)].insts.remove(1);
+    assert!(
+        wavejit_ir::verify::verify(&k).is_err(),
+        "an unplaced instruction"
+    );
+    wavejit_ir::transform::compact(&mut k);
+    wavejit_ir::verify::verify(&k).expect("compacted kernel verifies");
+    assert_eq!((k.insts.len(), k.values.len()), (2, 3));
+    assert_eq!(
+        wavejit_ir::text::print(&k),
+        wavejit_ir::text::print(&kernel(
+            "kernel @compact private 4 {
+block0:
+  %a = const.i32 1
+  %c = iadd.i32 %a, %a
+  jump block1(%c)
+block1(%p: i32):
+  exit
+}"
+        ))
+    );
+}
