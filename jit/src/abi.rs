@@ -71,6 +71,8 @@ pub struct BatchCtx {
     pub workgroup_size: [u32; 3],
     pub num_workgroups: [u32; 3],
     pub wave_size: u32,
+    /// Segment starting at each linear pc, `u32::MAX` elsewhere.
+    pub seg_of_pc: *const u32,
     /// The last global region that served an access (`gc_len` 0: none): compiled
     /// code checks it inline and calls the helper only on a miss.
     pub gc_writable: u32,
@@ -111,6 +113,7 @@ pub mod off {
     pub const WORKGROUP_SIZE: i32 = offset_of!(BatchCtx, workgroup_size) as i32;
     pub const NUM_WORKGROUPS: i32 = offset_of!(BatchCtx, num_workgroups) as i32;
     pub const WAVE_SIZE: i32 = offset_of!(BatchCtx, wave_size) as i32;
+    pub const SEG_OF_PC: i32 = offset_of!(BatchCtx, seg_of_pc) as i32;
     pub const GC_WRITABLE: i32 = offset_of!(BatchCtx, gc_writable) as i32;
     pub const GC_START: i32 = offset_of!(BatchCtx, gc_start) as i32;
     pub const GC_LEN: i32 = offset_of!(BatchCtx, gc_len) as i32;

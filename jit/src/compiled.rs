@@ -8,7 +8,7 @@ use wavejit_ir::{Block, Inst, Kernel, Type};
 use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
 use crate::exec::Buffers;
-use crate::plan::Plan;
+use crate::plan::{PcKind, Plan};
 
 /// A kernel compiled for batches of a given number of lanes.
 pub struct Compiled {
@@ -22,6 +22,9 @@ pub struct Compiled {
     /// The block of every instruction.
     pub(crate) inst_block: SecondaryMap<Inst, Block>,
     pub(crate) code: CompiledCode,
+    /// Segment starting at each linear pc, `u32::MAX` elsewhere (read by the
+    /// compiled code through `BatchCtx::seg_of_pc`).
+    pub(crate) seg_of_pc: Vec<u32>,
     /// Batch buffers left by earlier dispatches, one per worker that ran.
     pool: Mutex<Vec<Buffers>>,
 }
@@ -56,7 +59,16 @@ impl Compiled {
             }
         }
         let code = compile(kernel, &plan, lanes)?;
+        let seg_of_pc = plan
+            .kinds
+            .iter()
+            .map(|k| match k {
+                PcKind::Segment(s) => *s,
+                _ => u32::MAX,
+            })
+            .collect();
         Ok(Compiled {
+            seg_of_pc,
             kernel: kernel.clone(),
             lanes,
             plan,

@@ -315,6 +315,7 @@ impl<'a> Runner<'a> {
             workgroup_size: self.dispatch.workgroup_size,
             num_workgroups: self.dispatch.workgroups,
             wave_size: self.dispatch.wave_size,
+            seg_of_pc: self.c.seg_of_pc.as_ptr(),
             gc_writable: self.gc.0,
             gc_start: self.gc.1,
             gc_len: self.gc.2,

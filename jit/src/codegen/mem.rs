@@ -9,6 +9,7 @@ use super::{Lower, cl_ty};
 use crate::abi::off;
 use crate::error::JitError;
 use crate::helpers::{atomic_code, wj_global_atomic, wj_global_ptr, wj_rmw};
+use crate::plan::const_bits;
 
 /// Guest memory: checked by us, so it never traps, but it may be misaligned.
 fn guest() -> MemFlagsData {
@@ -36,22 +37,28 @@ impl Lower<'_, '_> {
     }
 
     /// Checks alignment and range of `size` bytes at `addr` in `space` and returns
-    /// the host address; records a fault for `inst` otherwise.
+    /// the host address; records a fault for `inst` otherwise. `known` is the
+    /// address when it is a constant. Alignment and range fail to the same
+    /// fault record (the Rust side tells them apart), so one test covers both.
+    #[allow(clippy::too_many_arguments)]
     fn checked_ptr(
         &mut self,
         inst: Inst,
         space: AddrSpace,
         addr: ir::Value,
+        known: Option<u64>,
         align: u32,
         size: u32,
         write: bool,
     ) -> Result<ir::Value, JitError> {
         let code = inst.as_u32();
-        if align > 1 {
-            let low = self.b.ins().band_imm_s(addr, i64::from(align - 1));
-            let bad = self.b.ins().icmp_imm_s(CC::NotEqual, low, 0);
-            self.fault_if(bad, code, addr)?;
-        }
+        let misaligned = |this: &mut Self| -> Option<ir::Value> {
+            if align <= 1 || known.is_some_and(|a| a.is_multiple_of(u64::from(align))) {
+                return None;
+            }
+            let low = this.b.ins().band_imm_s(addr, i64::from(align - 1));
+            Some(this.b.ins().icmp_imm_s(CC::NotEqual, low, 0))
+        };
         let rec = self.lc()?.rec;
         let tr = MemFlagsData::trusted();
         let size64 = i64::from(size);
@@ -59,7 +66,10 @@ impl Lower<'_, '_> {
             |this: &mut Self, len: ir::Value, base: ir::Value| -> Result<ir::Value, JitError> {
                 // addr < 2^32 and size <= 32, so addr + size cannot wrap.
                 let end = this.b.ins().iadd_imm_s(addr, size64);
-                let bad = this.b.ins().icmp(CC::UnsignedGreaterThan, end, len);
+                let mut bad = this.b.ins().icmp(CC::UnsignedGreaterThan, end, len);
+                if let Some(m) = misaligned(this) {
+                    bad = this.b.ins().bor(bad, m);
+                }
                 this.fault_if(bad, code, addr)?;
                 Ok(this.b.ins().iadd(base, addr))
             };
@@ -82,15 +92,20 @@ impl Lower<'_, '_> {
                 let base = self.b.ins().load(types::I64, tr, self.batch, off::UNIFORMS);
                 local(self, len, base)
             }
-            AddrSpace::Global => self.global_ptr(code, addr, size64, write),
+            AddrSpace::Global => {
+                let bad_align = misaligned(self);
+                self.global_ptr(code, addr, bad_align, size64, write)
+            }
         }
     }
 
-    /// Global memory: the batch's cached region inline, the helper on a miss.
+    /// Global memory: the batch's cached region inline, the helper on a miss
+    /// (or a misaligned address, which then faults).
     fn global_ptr(
         &mut self,
         code: u32,
         addr: ir::Value,
+        misaligned: Option<ir::Value>,
         size: i64,
         write: bool,
     ) -> Result<ir::Value, JitError> {
@@ -113,16 +128,17 @@ impl Lower<'_, '_> {
             let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
             ok = self.b.ins().band(ok, w);
         }
-        let fast = self.b.create_block();
+        if let Some(m) = misaligned {
+            let aligned = self.b.ins().bxor_imm_s(m, 1);
+            ok = self.b.ins().band(ok, aligned);
+        }
+        let host = self.b.ins().load(types::I64, tr, self.batch, off::GC_HOST);
+        let hp = self.b.ins().iadd(host, offset);
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let p = self.b.append_block_param(join, types::I64);
         self.b.set_cold_block(slow);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
-        self.b.switch_to_block(fast);
-        let host = self.b.ins().load(types::I64, tr, self.batch, off::GC_HOST);
-        let hp = self.b.ins().iadd(host, offset);
-        self.b.ins().jump(join, &[hp.into()]);
+        self.b.ins().brif(ok, join, &[hp.into()], slow, &[]);
         self.b.switch_to_block(slow);
         let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
         let len = self.iconst(types::I64, size);
@@ -132,7 +148,10 @@ impl Lower<'_, '_> {
             .ins()
             .call_indirect(self.sigs.global_ptr, f, &[self.batch, addr, len, w]);
         let sp = self.b.inst_results(call)[0];
-        let bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
+        let mut bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
+        if let Some(m) = misaligned {
+            bad = self.b.ins().bor(bad, m);
+        }
         self.fault_if(bad, code, addr)?;
         self.b.ins().jump(join, &[sp.into()]);
         self.b.switch_to_block(join);
@@ -141,10 +160,11 @@ impl Lower<'_, '_> {
 
     pub(super) fn load(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
         let data = &self.kernel.insts[inst];
-        let (raw, results) = (data.args[0], data.results.clone());
-        let raw = self.val(raw)?;
+        let (raw_v, results) = (data.args[0], data.results.clone());
+        let raw = self.val(raw_v)?;
         let addr = self.space_addr(a.space, raw);
-        let p = self.checked_ptr(inst, a.space, addr, a.align, a.total_bytes(), false)?;
+        let known = const_bits(self.kernel, raw_v);
+        let p = self.checked_ptr(inst, a.space, addr, known, a.align, a.total_bytes(), false)?;
         let eb = a.elem_bytes() as i32;
         let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
         for (k, &r) in results.iter().enumerate() {
@@ -172,7 +192,8 @@ impl Lower<'_, '_> {
             vals.push(self.val(v)?);
         }
         let addr = self.space_addr(a.space, raw);
-        let p = self.checked_ptr(inst, a.space, addr, a.align, a.total_bytes(), true)?;
+        let known = const_bits(self.kernel, args[0]);
+        let p = self.checked_ptr(inst, a.space, addr, known, a.align, a.total_bytes(), true)?;
         let eb = a.elem_bytes() as i32;
         let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
         for (k, x) in vals.into_iter().enumerate() {
@@ -226,7 +247,8 @@ impl Lower<'_, '_> {
             self.b.ins().load(ct, MemFlagsData::trusted(), out, 0)
         } else {
             // Shared memory belongs to this batch alone: a plain read-modify-write.
-            let p = self.checked_ptr(inst, space, addr, bytes, bytes, true)?;
+            let known = const_bits(self.kernel, args[0]);
+            let p = self.checked_ptr(inst, space, addr, known, bytes, bytes, true)?;
             let old = self.b.ins().load(ct, guest(), p, 0);
             let old64 = self.zext64(old);
             let f = self.iconst(types::I64, wj_rmw as *const () as i64);

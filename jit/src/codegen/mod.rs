@@ -243,6 +243,12 @@ impl<'a, 'b> Lower<'a, 'b> {
             )),
         };
         let ret = b.create_block();
+        // One dispatch on the segment number, for the entry and for chaining
+        // (a table per pc would add a block per table entry).
+        let dispatch = b.create_block();
+        let seg_param = b.append_block_param(dispatch, types::I32);
+        b.ins().jump(dispatch, &[seg.into()]);
+        b.switch_to_block(dispatch);
         let seg_blocks: Vec<ir::Block> = plan.segments.iter().map(|_| b.create_block()).collect();
         let calls: Vec<ir::BlockCall> = seg_blocks
             .iter()
@@ -250,7 +256,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             .collect();
         let default = b.func.dfg.block_call(ret, &[]);
         let jt = b.create_jump_table(ir::JumpTableData::new(default, &calls));
-        b.ins().br_table(seg, jt);
+        b.ins().br_table(seg_param, jt);
 
         let mut lower = Lower {
             b,
@@ -281,7 +287,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             lower.b.ins().jump(next, &[]);
         }
         lower.b.switch_to_block(cont);
-        lower.chain(&seg_blocks, limit, ret)?;
+        lower.chain(dispatch, limit, ret)?;
         lower.b.switch_to_block(ret);
         let f = lower.b.use_var(faulted);
         lower.b.ins().return_(&[f]);
@@ -440,7 +446,7 @@ impl<'a, 'b> Lower<'a, 'b> {
     /// set of each wave, so run that segment at once instead of returning.
     fn chain(
         &mut self,
-        seg_blocks: &[ir::Block],
+        dispatch: ir::Block,
         limit: ir::Value,
         ret: ir::Block,
     ) -> Result<(), JitError> {
@@ -490,23 +496,22 @@ impl<'a, 'b> Lower<'a, 'b> {
         let next_i = self.b.ins().iadd_imm_s(i, 1);
         self.b.ins().brif(stop, ret, &[], header, &[next_i.into()]);
         self.b.switch_to_block(go);
-        let default = self.b.func.dfg.block_call(ret, &[]);
-        let calls: Vec<ir::BlockCall> = self
-            .plan
-            .kinds
-            .iter()
-            .map(|k| match k {
-                crate::plan::PcKind::Segment(s) => seg_blocks[*s as usize],
-                _ => ret,
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|b| self.b.func.dfg.block_call(b, &[]))
-            .collect();
-        let jt = self
+        // The segment starting at pc0 (`u32::MAX` for a sync position: the
+        // dispatch's default returns).
+        let table = self
             .b
-            .create_jump_table(ir::JumpTableData::new(default, &calls));
-        self.b.ins().br_table(pc0, jt);
+            .ins()
+            .load(types::I64, tr, self.batch, off::SEG_OF_PC);
+        let pcs = self.plan.kinds.len() as i64;
+        let known = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, pc0, pcs);
+        let look = self.b.create_block();
+        self.b.ins().brif(known, look, &[], ret, &[]);
+        self.b.switch_to_block(look);
+        let pc64 = self.b.ins().uextend(types::I64, pc0);
+        let off = self.b.ins().ishl_imm_s(pc64, 2);
+        let p = self.b.ins().iadd(table, off);
+        let seg = self.b.ins().load(types::I32, tr, p, 0);
+        self.b.ins().jump(dispatch, &[seg.into()]);
         Ok(())
     }
 
