@@ -73,13 +73,24 @@ pub struct BatchCtx {
     pub wave_size: u32,
     /// Segment starting at each linear pc, `u32::MAX` elsewhere.
     pub seg_of_pc: *const u32,
-    /// The last global region that served an access (`gc_len` 0: none): compiled
-    /// code checks it inline and calls the helper only on a miss.
-    pub gc_writable: u32,
-    pub gc_start: u64,
-    pub gc_len: u64,
-    pub gc_host: u64,
+    /// One inline region cache per global access site (`plan::Plan::gc_site`):
+    /// compiled code checks the region that served the site last and calls the
+    /// helper only on a miss. Per site, because kernels usually alternate
+    /// between buffers (saxpy reads x and y and writes y).
+    pub gc: *mut GcEntry,
 }
+
+/// The region that last served a global access site (`len` 0: none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GcEntry {
+    pub start: u64,
+    pub len: u64,
+    pub host: u64,
+    pub writable: u64,
+}
+
+pub const GC_ENTRY_SIZE: i64 = std::mem::size_of::<GcEntry>() as i64;
 
 /// Signature of a compiled kernel: runs segment `seg` for the `n` lanes listed at
 /// `list` (increasing), then goes on while they stay together below pc `limit`;
@@ -114,8 +125,9 @@ pub mod off {
     pub const NUM_WORKGROUPS: i32 = offset_of!(BatchCtx, num_workgroups) as i32;
     pub const WAVE_SIZE: i32 = offset_of!(BatchCtx, wave_size) as i32;
     pub const SEG_OF_PC: i32 = offset_of!(BatchCtx, seg_of_pc) as i32;
-    pub const GC_WRITABLE: i32 = offset_of!(BatchCtx, gc_writable) as i32;
-    pub const GC_START: i32 = offset_of!(BatchCtx, gc_start) as i32;
-    pub const GC_LEN: i32 = offset_of!(BatchCtx, gc_len) as i32;
-    pub const GC_HOST: i32 = offset_of!(BatchCtx, gc_host) as i32;
+    pub const GC: i32 = offset_of!(BatchCtx, gc) as i32;
+    pub const GC_START: i32 = offset_of!(GcEntry, start) as i32;
+    pub const GC_LEN: i32 = offset_of!(GcEntry, len) as i32;
+    pub const GC_HOST: i32 = offset_of!(GcEntry, host) as i32;
+    pub const GC_WRITABLE: i32 = offset_of!(GcEntry, writable) as i32;
 }

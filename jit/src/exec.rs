@@ -17,7 +17,7 @@ use wavejit_ir::{
     Kernel, LaneId, Region, Type,
 };
 
-use crate::abi::{BatchCtx, LaneRec, NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
+use crate::abi::{BatchCtx, GcEntry, LaneRec, NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
 use crate::compiled::Compiled;
 use crate::helpers::access;
 use crate::plan::{PcKind, Plan};
@@ -118,9 +118,9 @@ pub struct Runner<'a> {
     slots: usize,
     wave_size: usize,
     bufs: Buffers,
-    /// The inline global-region cache carried from call to call (writable,
-    /// start, len, host).
-    gc: (u32, u64, u64, u64),
+    /// The inline global-region caches, one per access site, carried from
+    /// call to call.
+    gc: Vec<GcEntry>,
     fault: Option<LaneFault>,
     /// Linear id of the batch's first workgroup.
     first: u64,
@@ -176,7 +176,7 @@ impl<'a> Runner<'a> {
             slots,
             wave_size,
             bufs,
-            gc: (0, 0, 0, 0),
+            gc: vec![GcEntry::default(); (c.plan.gc_sites as usize).max(1)],
             fault: None,
             first: 0,
         }
@@ -316,10 +316,7 @@ impl<'a> Runner<'a> {
             num_workgroups: self.dispatch.workgroups,
             wave_size: self.dispatch.wave_size,
             seg_of_pc: self.c.seg_of_pc.as_ptr(),
-            gc_writable: self.gc.0,
-            gc_start: self.gc.1,
-            gc_len: self.gc.2,
-            gc_host: self.gc.3,
+            gc: self.gc.as_mut_ptr(),
         }
     }
 
@@ -338,7 +335,6 @@ impl<'a> Runner<'a> {
                 limit,
             )
         };
-        self.gc = (ctx.gc_writable, ctx.gc_start, ctx.gc_len, ctx.gc_host);
         if faulted != 0 {
             for k in 0..self.bufs.list.len() {
                 let lane = self.bufs.list[k] as usize;

@@ -9,7 +9,7 @@ use wavejit_ir::semantics::atomic::atomic_rmw;
 use wavejit_ir::semantics::eval_pure;
 use wavejit_ir::{Access, AtomicOp, Inst};
 
-use crate::abi::BatchCtx;
+use crate::abi::{BatchCtx, GcEntry};
 use crate::exec::HostCtx;
 use crate::plan::const_bits;
 
@@ -146,7 +146,7 @@ pub unsafe extern "C" fn wj_vector_exact(
 
 /// Host address of `len` bytes at global address `addr` for reading (`write` 0)
 /// or writing, or null when the access is refused. A region hit refreshes the
-/// batch's inline cache.
+/// inline cache of access site `site`.
 ///
 /// # Safety
 /// `batch` must be the context of the running batch (its `host` live).
@@ -155,6 +155,7 @@ pub unsafe extern "C" fn wj_global_ptr(
     addr: u64,
     len: u64,
     write: u32,
+    site: u32,
 ) -> *mut u8 {
     // SAFETY: the caller passes the running batch's context.
     let batch = unsafe { &mut *batch };
@@ -163,10 +164,14 @@ pub unsafe extern "C" fn wj_global_ptr(
     match host.global_ptr(addr, len, write != 0) {
         Some((p, region)) => {
             if let Some(r) = region {
-                batch.gc_start = r.start;
-                batch.gc_len = r.len;
-                batch.gc_host = r.host.as_ptr() as u64;
-                batch.gc_writable = u32::from(r.writable);
+                // SAFETY: `gc` holds an entry for every site of the kernel.
+                let entry = unsafe { &mut *batch.gc.add(site as usize) };
+                *entry = GcEntry {
+                    start: r.start,
+                    len: r.len,
+                    host: r.host.as_ptr() as u64,
+                    writable: u64::from(r.writable),
+                };
             }
             p.as_ptr()
         }

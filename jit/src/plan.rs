@@ -56,6 +56,10 @@ pub struct Plan {
     pub segments: Vec<Segment>,
     /// Values that must live in the register slab (used outside their run).
     pub spill: SecondaryMap<Value, bool>,
+    /// Index of every global load and store among them (its inline region
+    /// cache, `abi::GcEntry`).
+    pub gc_site: SecondaryMap<Inst, u32>,
+    pub gc_sites: u32,
 }
 
 /// Barriers and cross-lane instructions end segments.
@@ -176,11 +180,23 @@ impl Plan {
             }
         }
         let spill = spill_analysis(kernel, &inst_run, &term_run);
+        let mut gc_site = SecondaryMap::new();
+        let mut gc_sites = 0;
+        for (inst, data) in kernel.insts.iter() {
+            if let InstKind::Load(a) | InstKind::Store(a) = &data.kind
+                && a.space == AddrSpace::Global
+            {
+                gc_site[inst] = gc_sites;
+                gc_sites += 1;
+            }
+        }
         Plan {
             block_pc,
             kinds,
             segments,
             spill,
+            gc_site,
+            gc_sites,
         }
     }
 

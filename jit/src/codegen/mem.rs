@@ -6,7 +6,7 @@ use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as
 use wavejit_ir::{AddrSpace, AtomicOp, Inst, MemAccess, Type};
 
 use super::{Lower, cl_ty};
-use crate::abi::off;
+use crate::abi::{GC_ENTRY_SIZE, off};
 use crate::error::JitError;
 use crate::helpers::{atomic_code, wj_global_atomic, wj_global_ptr, wj_rmw};
 use crate::plan::const_bits;
@@ -110,8 +110,11 @@ impl Lower<'_, '_> {
         write: bool,
     ) -> Result<ir::Value, JitError> {
         let tr = MemFlagsData::trusted();
-        let start = self.b.ins().load(types::I64, tr, self.batch, off::GC_START);
-        let len = self.b.ins().load(types::I64, tr, self.batch, off::GC_LEN);
+        let site = self.plan.gc_site[Inst::from_u32(code)];
+        let gc = self.b.ins().load(types::I64, tr, self.batch, off::GC);
+        let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
+        let start = self.b.ins().load(types::I64, tr, entry, off::GC_START);
+        let len = self.b.ins().load(types::I64, tr, entry, off::GC_LEN);
         let offset = self.b.ins().isub(addr, start);
         let inside = self.b.ins().icmp(CC::UnsignedLessThan, offset, len);
         let room = self.b.ins().isub(len, offset);
@@ -121,10 +124,7 @@ impl Lower<'_, '_> {
             .icmp_imm_s(CC::UnsignedGreaterThanOrEqual, room, size);
         let mut ok = self.b.ins().band(inside, fits);
         if write {
-            let w = self
-                .b
-                .ins()
-                .load(types::I32, tr, self.batch, off::GC_WRITABLE);
+            let w = self.b.ins().load(types::I64, tr, entry, off::GC_WRITABLE);
             let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
             ok = self.b.ins().band(ok, w);
         }
@@ -132,7 +132,7 @@ impl Lower<'_, '_> {
             let aligned = self.b.ins().bxor_imm_s(m, 1);
             ok = self.b.ins().band(ok, aligned);
         }
-        let host = self.b.ins().load(types::I64, tr, self.batch, off::GC_HOST);
+        let host = self.b.ins().load(types::I64, tr, entry, off::GC_HOST);
         let hp = self.b.ins().iadd(host, offset);
         let slow = self.b.create_block();
         let join = self.b.create_block();
@@ -143,10 +143,11 @@ impl Lower<'_, '_> {
         let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
         let len = self.iconst(types::I64, size);
         let w = self.iconst(types::I32, i64::from(write));
-        let call = self
-            .b
-            .ins()
-            .call_indirect(self.sigs.global_ptr, f, &[self.batch, addr, len, w]);
+        let site = self.iconst(types::I32, i64::from(site));
+        let call =
+            self.b
+                .ins()
+                .call_indirect(self.sigs.global_ptr, f, &[self.batch, addr, len, w, site]);
         let sp = self.b.inst_results(call)[0];
         let mut bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
         if let Some(m) = misaligned {

@@ -233,7 +233,7 @@ impl<'a, 'b> Lower<'a, 'b> {
         let (i32t, i64t) = (types::I32, types::I64);
         let sigs = Sigs {
             pure: b.import_signature(sig(&[i64t, i32t, i64t, i64t], Some(i32t))),
-            global_ptr: b.import_signature(sig(&[i64t, i64t, i64t, i32t], Some(i64t))),
+            global_ptr: b.import_signature(sig(&[i64t, i64t, i64t, i32t, i32t], Some(i64t))),
             global_atomic: b
                 .import_signature(sig(&[i64t, i64t, i32t, i32t, i64t, i64t, i64t], Some(i32t))),
             rmw: b.import_signature(sig(&[i32t, i32t, i64t, i64t, i64t], Some(i64t))),
