@@ -64,6 +64,10 @@ pub struct JitConfig {
     /// Pure stretches of at least this many 32-bit integer/f32 instructions run
     /// several lanes at once in vector registers; 0 keeps every run scalar.
     pub vector_min_ops: usize,
+    /// Dispatches with fewer lanes x instructions than this run on the calling
+    /// thread alone: starting a thread costs tens of microseconds, and on a busy
+    /// machine waiting for it to be scheduled costs milliseconds.
+    pub parallel_min_work: u64,
 }
 
 impl Default for JitConfig {
@@ -76,6 +80,8 @@ impl Default for JitConfig {
             // inputs and make small kernels slower to compile (30-op bench
             // kernel: 0.73 ms with 8, 0.53 ms with 16).
             vector_min_ops: 16,
+            // About a millisecond of work on one core.
+            parallel_min_work: 1 << 23,
         }
     }
 }
@@ -278,16 +284,22 @@ impl Engine for Jit {
             return Ok(());
         }
         let batch = self.batch_lanes_for(dispatch);
+        let work = lanes.saturating_mul(kernel.op_count() as u64);
+        let threads = if work < self.config.parallel_min_work {
+            1
+        } else {
+            self.config.threads
+        };
         if let Some(c) = self.recent(kernel, batch) {
-            return run::run_dispatch(&c, kernel, dispatch, memory, self.config.threads);
+            return run::run_dispatch(&c, kernel, dispatch, memory, threads);
         }
-        let small = lanes.saturating_mul(kernel.op_count() as u64) < self.config.interp_below;
+        let small = work < self.config.interp_below;
         let key = (content_hash(kernel), batch);
         if odd || (small && self.cached(key, kernel).is_none()) {
             return Interpreter.run(kernel, dispatch, memory);
         }
         match self.compile_keyed(key, kernel) {
-            Ok(c) => run::run_dispatch(&c, kernel, dispatch, memory, self.config.threads),
+            Ok(c) => run::run_dispatch(&c, kernel, dispatch, memory, threads),
             // Kernels the JIT cannot take (e.g. failing verification) get the
             // interpreter's defined behaviour.
             Err(_) => Interpreter.run(kernel, dispatch, memory),

@@ -44,6 +44,7 @@ fn config(interp_below: u64) -> JitConfig {
         threads: 1,
         interp_below,
         vector_min_ops: 8,
+        parallel_min_work: 0,
     }
 }
 

@@ -130,6 +130,7 @@ pub fn jit_configs() -> Vec<JitConfig> {
             threads,
             interp_below: 0,
             vector_min_ops,
+            parallel_min_work: 0,
         })
         .collect()
 }
