@@ -3,9 +3,14 @@
 //! same faults, same fault pcs).
 
 pub mod compact;
+mod const_lattice;
+mod dead_code;
+pub mod fold;
 mod private_slots;
 pub mod promote_private;
 mod slot_placement;
 
 pub use compact::compact;
+pub use dead_code::DeadCounts;
+pub use fold::{FoldCounts, FoldStats, fold_constants};
 pub use promote_private::{PromoteStats, promote_private};

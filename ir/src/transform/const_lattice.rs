@@ -1,0 +1,204 @@
+//! Which values every lane computes the same known bits for: an optimistic
+//! constant propagation (the SCCP lattice, with edges from unreachable blocks
+//! ignored) whose only arithmetic is `semantics::eval_pure`.
+//!
+//! Optimistic means a block parameter starts "not yet seen" and a loop that
+//! passes it back unchanged (or changed into the same constant) keeps it
+//! constant; a value only moves down (unseen -> constant -> varying), so the
+//! passes end, and at the end every constant agrees with its operands.
+
+use cranelift_entity::{EntityRef, SecondaryMap};
+
+use crate::analysis::DomTree;
+use crate::entities::{Block, Value};
+use crate::inst::{InstKind, Terminator};
+use crate::kernel::Kernel;
+use crate::semantics::eval_pure;
+use crate::types::Type;
+
+/// Most arguments and results `eval_pure` handles (the interpreter's buffers).
+const MAX_ARGS: usize = 8;
+const MAX_RESULTS: usize = 4;
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum Lat {
+    /// No definition seen yet (optimistic start).
+    #[default]
+    Unseen,
+    Const(u64),
+    Varying,
+}
+
+fn meet(a: Lat, b: Lat) -> Lat {
+    match (a, b) {
+        (Lat::Unseen, x) | (x, Lat::Unseen) => x,
+        (Lat::Const(x), Lat::Const(y)) if x == y => a,
+        _ => Lat::Varying,
+    }
+}
+
+/// What the analysis found.
+pub(crate) struct Facts {
+    pub known: SecondaryMap<Value, Option<u64>>,
+    /// Select results that are not constants -> the operand every lane picks.
+    pub alias: SecondaryMap<Value, Option<Value>>,
+}
+
+impl Facts {
+    /// `v` through select aliases (chains end: a select aliases an earlier value).
+    pub fn resolve(&self, v: Value) -> Value {
+        let mut v = v;
+        for _ in 0..64 {
+            match self.alias[v] {
+                Some(next) if next != v => v = next,
+                _ => break,
+            }
+        }
+        v
+    }
+
+    pub fn bits(&self, v: Value) -> Option<u64> {
+        self.known[self.resolve(v)]
+    }
+}
+
+/// Analyses a verified kernel with the reachability of `dom`.
+pub(crate) fn analyze(kernel: &Kernel, dom: &DomTree) -> Facts {
+    let order: Vec<Block> = dom
+        .rpo()
+        .iter()
+        .copied()
+        .chain(kernel.blocks.keys().filter(|&b| !dom.is_reachable(b)))
+        .collect();
+    let incoming = incoming_args(kernel, dom);
+    let mut lat: SecondaryMap<Value, Lat> = SecondaryMap::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &block in &order {
+            let data = &kernel.blocks[block];
+            for (i, &p) in data.params.iter().enumerate() {
+                // Unreachable blocks' parameters get nothing (never run).
+                let mut v = if dom.is_reachable(block) {
+                    Lat::Unseen
+                } else {
+                    Lat::Varying
+                };
+                for args in incoming.get(block.index()).into_iter().flatten() {
+                    v = meet(v, args.get(i).map_or(Lat::Varying, |&a| lat[a]));
+                }
+                changed |= lower(&mut lat, p, v);
+            }
+            for &inst in &data.insts {
+                let results = &kernel.insts[inst].results;
+                for (r, v) in results.iter().zip(eval_inst(kernel, inst, &lat)) {
+                    changed |= lower(&mut lat, *r, v);
+                }
+            }
+        }
+    }
+
+    let mut facts = Facts {
+        known: SecondaryMap::new(),
+        alias: SecondaryMap::new(),
+    };
+    for (v, &l) in lat.iter() {
+        if let Lat::Const(bits) = l {
+            facts.known[v] = Some(bits);
+        }
+    }
+    for block in &order {
+        for &inst in &kernel.blocks[*block].insts {
+            let data = &kernel.insts[inst];
+            let (InstKind::Select, &[c, a, b], Some(&r)) =
+                (&data.kind, data.args.as_slice(), data.results.first())
+            else {
+                continue;
+            };
+            if facts.known[r].is_some() {
+                continue;
+            }
+            let (a, b) = (facts.resolve(a), facts.resolve(b));
+            facts.alias[r] = match lat[c] {
+                Lat::Const(bits) if bits & 1 != 0 => Some(a),
+                Lat::Const(_) => Some(b),
+                _ if a == b => Some(a),
+                _ => None,
+            };
+        }
+    }
+    facts
+}
+
+/// Moves `v` down to `meet(old, new)`; true when it changed.
+fn lower(lat: &mut SecondaryMap<Value, Lat>, v: Value, new: Lat) -> bool {
+    let m = meet(lat[v], new);
+    let changed = m != lat[v];
+    lat[v] = m;
+    changed
+}
+
+/// Per block: the argument lists of the calls reaching it from reachable blocks.
+fn incoming_args(kernel: &Kernel, dom: &DomTree) -> Vec<Vec<Vec<Value>>> {
+    let mut incoming = vec![Vec::new(); kernel.blocks.len()];
+    for (block, data) in kernel.blocks.iter() {
+        if !dom.is_reachable(block) {
+            continue;
+        }
+        for call in data.term.iter().flat_map(Terminator::calls) {
+            if let Some(list) = incoming.get_mut(call.block.index()) {
+                list.push(call.args.clone());
+            }
+        }
+    }
+    incoming
+}
+
+/// The lattice values of `inst`'s results from its operands'.
+fn eval_inst(
+    kernel: &Kernel,
+    inst: crate::entities::Inst,
+    lat: &SecondaryMap<Value, Lat>,
+) -> Vec<Lat> {
+    let data = &kernel.insts[inst];
+    let n = data.results.len();
+    if let (InstKind::Select, &[c, a, b]) = (&data.kind, data.args.as_slice()) {
+        let v = match lat[c] {
+            Lat::Const(bits) if bits & 1 != 0 => lat[a],
+            Lat::Const(_) => lat[b],
+            Lat::Unseen => Lat::Unseen,
+            Lat::Varying => meet(lat[a], lat[b]),
+        };
+        return vec![v; n];
+    }
+    let mut args = [0u64; MAX_ARGS];
+    let mut out = [0u64; MAX_RESULTS];
+    let (Some(args), Some(out)) = (args.get_mut(..data.args.len()), out.get_mut(..n)) else {
+        return vec![Lat::Varying; n];
+    };
+    for (slot, &a) in args.iter_mut().zip(&data.args) {
+        match lat[a] {
+            Lat::Const(b) => *slot = b,
+            Lat::Unseen => return vec![Lat::Unseen; n],
+            _ => return vec![Lat::Varying; n],
+        }
+    }
+    let arg_tys: Vec<Type> = data.args.iter().map(|&a| kernel.value_type(a)).collect();
+    // Builtins, memory, cross-lane operations and the like: eval_pure refuses
+    // them, so they are varying.
+    if !eval_pure(&data.kind, &arg_tys, args, out) {
+        return vec![Lat::Varying; n];
+    }
+    data.results
+        .iter()
+        .zip(out.iter())
+        .map(|(&r, &bits)| {
+            // A result with bits outside its type would not be a valid `Const`.
+            if bits & kernel.value_type(r).mask() == bits {
+                Lat::Const(bits)
+            } else {
+                Lat::Varying
+            }
+        })
+        .collect()
+}
