@@ -15,7 +15,9 @@
 //! first), the exec flag (i32) after the last register. That keeps lifting one
 //! instruction at a time simple; [`lift`] then promotes these constant-address
 //! slots to SSA values (`wavejit_ir::transform::promote_private`), so engines
-//! see no register memory traffic ([`lift_unpromoted`] skips that step). Uniforms are read from the
+//! see no register memory traffic, and folds what became constant (the exec-mask
+//! bookkeeping starts from known values; `wavejit_ir::transform::fold_constants`)
+//! ([`lift_unpromoted`] skips both steps). Uniforms are read from the
 //! IR uniform space: the 512 16-bit uniform halves at bytes `0..1024`
 //! ([`UNIFORM_FILE_BYTES`]), followed by the dispatch's grid size in threads
 //! ([`GRID_OFFSET`], three u32, used to stop lanes outside a non-uniform grid).
@@ -45,7 +47,7 @@ mod sr;
 pub use dispatch::{AgxDispatch, UNIFORM_HALVES};
 pub use error::LiftError;
 
-use wavejit_ir::transform::promote_private;
+use wavejit_ir::transform::{fold_constants, promote_private};
 use wavejit_ir::{Builder, Kernel};
 
 use super::Opcode;
@@ -117,6 +119,9 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // A kernel the verifier rejects is left as lifted: the engines verify what
     // they run and report it with its full context.
     let _ = promote_private(&mut kernel);
+    // Promotion leaves the exec-mask bookkeeping on known values (the initial
+    // nesting counter is a constant): fold it and drop what became dead.
+    let _ = fold_constants(&mut kernel);
     Ok(kernel)
 }
 
