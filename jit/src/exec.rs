@@ -249,18 +249,17 @@ impl<'a> Runner<'a> {
         loop {
             let mut best = PC_DEAD;
             for s in 0..self.slots {
-                let base = s * self.wg_lanes;
+                let range = s * self.wg_lanes + lo..s * self.wg_lanes + hi;
+                let recs = &self.bufs.recs[range.clone()];
+                let parked = &self.bufs.parked[range];
                 // The lowest and second lowest pc of the wave's runnable lanes.
                 let (mut m, mut m2) = (PC_DEAD, PC_DEAD);
-                for lane in base + lo..base + hi {
-                    let pc = self.bufs.recs[lane].pc;
-                    if self.bufs.parked[lane] || pc >= m2 {
-                        continue;
-                    }
+                for (rec, &p) in recs.iter().zip(parked) {
+                    let pc = if p { PC_DEAD } else { rec.pc };
                     if pc < m {
                         m2 = m;
                         m = pc;
-                    } else if pc > m {
+                    } else if pc != m && pc < m2 {
                         m2 = pc;
                     }
                 }
@@ -283,10 +282,14 @@ impl<'a> Runner<'a> {
                 if self.bufs.wave_min[s] != best {
                     continue;
                 }
-                let base = s * self.wg_lanes;
-                for lane in base + lo..base + hi {
-                    if self.bufs.recs[lane].pc == best && !self.bufs.parked[lane] {
-                        self.bufs.list.push(lane as u32);
+                let base = s * self.wg_lanes + lo;
+                let range = base..s * self.wg_lanes + hi;
+                let recs = &self.bufs.recs[range.clone()];
+                let parked = &self.bufs.parked[range];
+                let list = &mut self.bufs.list;
+                for (i, (rec, &p)) in recs.iter().zip(parked).enumerate() {
+                    if rec.pc == best && !p {
+                        list.push((base + i) as u32);
                     }
                 }
             }

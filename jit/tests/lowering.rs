@@ -655,3 +655,45 @@ fn vector_runs_keep_the_float_rules() {
 fn k_ty(j: usize, n: usize) -> Type {
     if j + 1 == n { Type::I32 } else { Type::F32 }
 }
+
+/// Uniform loads at constant offsets (read once per run by the JIT): in range
+/// every lane gets the bits; past the end every lane faults at the load, and
+/// the lowest lane's fault is reported.
+#[test]
+fn uniform_loads_at_constant_offsets() {
+    let build = |off: u64| {
+        let mut k = Kernel::new("uniform_const");
+        let entry = k.add_block();
+        let mut b = Builder::new(&mut k, entry);
+        let (id, addr) = lane_addr(&mut b, 4);
+        let o = b.iconst(Type::I32, off);
+        let u = b.ins(
+            InstKind::Load(MemAccess::scalar(AddrSpace::Uniform, Type::I32)),
+            &[o],
+        );
+        let v = b.ins(InstKind::IBinary(IBinOp::Add), &[u, id]);
+        store(&mut b, AddrSpace::Global, Type::I32, addr, v);
+        b.exit();
+        k
+    };
+    let mut d = Dispatch::new([2, 1, 1], [5, 1, 1]);
+    d.uniforms = vec![1, 0, 0, 0, 0x10, 0x20, 0x30, 0x40, 9, 9];
+    let out = compare(&build(4), &d, &[0; 40], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got.iter().enumerate() {
+        assert_eq!(v, 0x4030_2010 + i as u32);
+    }
+    let out = compare(&build(8), &d, &[0; 40], &[]);
+    let fault = out.fault.expect("a load past the uniforms must fault");
+    assert_eq!(fault.lane.local, [0, 0, 0]);
+    assert_eq!(fault.lane.workgroup, [0, 0, 0]);
+    assert!(matches!(
+        fault.kind,
+        FaultKind::Memory {
+            addr: 8,
+            size: 4,
+            ..
+        }
+    ));
+}

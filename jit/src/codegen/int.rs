@@ -6,6 +6,7 @@ use wavejit_ir::{CastOp, IBinOp, IUnOp, Inst, InstKind, IntCC, Type};
 
 use super::{Lower, cl_ty};
 use crate::error::JitError;
+use crate::plan::const_bits;
 
 fn cc(c: IntCC) -> CC {
     match c {
@@ -62,7 +63,10 @@ impl Lower<'_, '_> {
             vals.push(self.val(a)?);
         }
         let x = match kind {
-            InstKind::IBinary(op) => self.ibinary(op, t0, vals[0], vals[1]),
+            InstKind::IBinary(op) => {
+                let known = const_bits(self.kernel, args[1]);
+                self.ibinary(op, t0, vals[0], vals[1], known)
+            }
             InstKind::IUnary(op) => self.iunary(op, t0, vals[0]),
             InstKind::Icmp(c) => {
                 // An i1 read as signed is 0 or -1, so its signed order is the
@@ -87,7 +91,15 @@ impl Lower<'_, '_> {
         self.def(res, x)
     }
 
-    fn ibinary(&mut self, op: IBinOp, ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
+    /// `known`: the bits of `b` when it is a constant.
+    fn ibinary(
+        &mut self,
+        op: IBinOp,
+        ty: Type,
+        a: ir::Value,
+        b: ir::Value,
+        known: Option<u64>,
+    ) -> ir::Value {
         let ct = cl_ty(ty);
         let bits = ty.bits();
         match op {
@@ -155,7 +167,10 @@ impl Lower<'_, '_> {
             IBinOp::Xor => self.b.ins().bxor(a, b),
             IBinOp::Shl | IBinOp::ShrU | IBinOp::ShrS | IBinOp::Rotl | IBinOp::Rotr => {
                 // Amounts modulo the width, explicitly (do not rely on the backend).
-                let amt = self.b.ins().band_imm_s(b, i64::from(bits - 1));
+                let amt = match known {
+                    Some(k) => self.iconst(cl_ty(ty), (k & u64::from(bits - 1)) as i64),
+                    None => self.b.ins().band_imm_s(b, i64::from(bits - 1)),
+                };
                 match op {
                     IBinOp::Shl => self.b.ins().ishl(a, amt),
                     IBinOp::ShrU => self.b.ins().ushr(a, amt),

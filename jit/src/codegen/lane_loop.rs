@@ -31,6 +31,7 @@ impl Lower<'_, '_> {
         let latch = self.b.create_block();
         let exit = self.b.create_block();
         let i = self.b.append_block_param(header, types::I32);
+        self.hoist_uniform_loads(&run.insts);
         let zero = self.iconst(types::I32, 0);
         self.b.ins().jump(header, &[zero.into()]);
 
@@ -89,6 +90,7 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(exit);
         self.lc = None;
         self.env.clear();
+        self.hoisted.clear();
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 //! access records a fault; the Rust side derives its exact cause.
 
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types};
-use wavejit_ir::{AddrSpace, AtomicOp, Inst, MemAccess, Type};
+use wavejit_ir::{AddrSpace, AtomicOp, Inst, InstKind, MemAccess, Type};
 
 use super::{Lower, cl_ty};
 use crate::abi::{GC_ENTRY_SIZE, off};
@@ -159,7 +159,67 @@ impl Lower<'_, '_> {
         Ok(p)
     }
 
+    /// Reads the run's scalar uniform loads at constant, aligned offsets once,
+    /// before its lane loop (every lane reads the same bits). Out of range, the
+    /// read goes to the batch context instead and the lanes fault at the load.
+    pub(super) fn hoist_uniform_loads(&mut self, insts: &[Inst]) {
+        self.hoisted.clear();
+        let tr = MemFlagsData::trusted();
+        for &inst in insts {
+            let data = &self.kernel.insts[inst];
+            let InstKind::Load(a) = &data.kind else {
+                continue;
+            };
+            let Some(off) = data.args.first().and_then(|&v| const_bits(self.kernel, v)) else {
+                continue;
+            };
+            let size = a.total_bytes();
+            if a.space != AddrSpace::Uniform
+                || data.results.len() != 1
+                || size > 8
+                || !off.is_multiple_of(u64::from(a.align.max(1)))
+            {
+                continue;
+            }
+            let len = self
+                .b
+                .ins()
+                .load(types::I64, tr, self.batch, off::UNIFORMS_LEN);
+            let base = self.b.ins().load(types::I64, tr, self.batch, off::UNIFORMS);
+            let end = self.iconst(types::I64, (off + u64::from(size)) as i64);
+            let fits = self.b.ins().icmp(CC::UnsignedLessThanOrEqual, end, len);
+            let p = self.b.ins().iadd_imm_s(base, off as i64);
+            let p = self.b.ins().select(fits, p, self.batch);
+            let x = self.load_elem(a, p, 0);
+            self.hoisted.insert(inst, (fits, x));
+        }
+    }
+
+    /// Element `k`'s bits at host address `p` (narrow types extended).
+    fn load_elem(&mut self, a: &MemAccess, p: ir::Value, offset: i32) -> ir::Value {
+        let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
+        if bits == ct.bits() {
+            self.b.ins().load(ct, guest(), p, offset)
+        } else {
+            let narrow = self.b.ins().load(int_of_bits(bits), guest(), p, offset);
+            if a.signed {
+                self.b.ins().sextend(ct, narrow)
+            } else {
+                self.b.ins().uextend(ct, narrow)
+            }
+        }
+    }
+
     pub(super) fn load(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
+        if let Some(&(fits, x)) = self.hoisted.get(&inst) {
+            let data = &self.kernel.insts[inst];
+            let (raw, res) = (data.args[0], data.results[0]);
+            let raw = self.val(raw)?;
+            let addr = self.space_addr(a.space, raw);
+            let bad = self.b.ins().bxor_imm_s(fits, 1);
+            self.fault_if(bad, inst.as_u32(), addr)?;
+            return self.def(res, x);
+        }
         let data = &self.kernel.insts[inst];
         let (raw_v, results) = (data.args[0], data.results.clone());
         let raw = self.val(raw_v)?;
@@ -167,19 +227,8 @@ impl Lower<'_, '_> {
         let known = const_bits(self.kernel, raw_v);
         let p = self.checked_ptr(inst, a.space, addr, known, a.align, a.total_bytes(), false)?;
         let eb = a.elem_bytes() as i32;
-        let (ct, bits) = (cl_ty(a.ty), u32::from(a.bits));
         for (k, &r) in results.iter().enumerate() {
-            let offset = eb * k as i32;
-            let x = if bits == ct.bits() {
-                self.b.ins().load(ct, guest(), p, offset)
-            } else {
-                let narrow = self.b.ins().load(int_of_bits(bits), guest(), p, offset);
-                if a.signed {
-                    self.b.ins().sextend(ct, narrow)
-                } else {
-                    self.b.ins().uextend(ct, narrow)
-                }
-            };
+            let x = self.load_elem(a, p, eb * k as i32);
             self.def(r, x)?;
         }
         Ok(())

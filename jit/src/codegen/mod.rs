@@ -195,6 +195,9 @@ pub(crate) struct Lower<'a, 'b> {
     lc: Option<LaneCtx>,
     /// IR values available as SSA values in the current run (for the current lane).
     env: HashMap<wj::Value, ir::Value>,
+    /// Uniform loads at constant offsets read once before the current run's
+    /// lane loop: (offset in range, value read or read elsewhere if not).
+    hoisted: HashMap<wj::Inst, (ir::Value, ir::Value)>,
 }
 
 impl<'a, 'b> Lower<'a, 'b> {
@@ -274,6 +277,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             sigs,
             lc: None,
             env: HashMap::new(),
+            hoisted: HashMap::new(),
         };
         let cont = lower.b.create_block();
         for (k, &blk) in seg_blocks.iter().enumerate() {
