@@ -198,6 +198,10 @@ impl<'a> Runner<'a> {
             for w in 0..waves {
                 self.run_wave(w);
             }
+            // Most kernels have no barrier: a quick test before the release pass.
+            if !self.bufs.parked.contains(&true) {
+                break;
+            }
             let mut released = false;
             for (rec, parked) in self.bufs.recs.iter_mut().zip(self.bufs.parked.iter_mut()) {
                 if *parked {
@@ -253,14 +257,30 @@ impl<'a> Runner<'a> {
                 let recs = &self.bufs.recs[range.clone()];
                 let parked = &self.bufs.parked[range];
                 // The lowest and second lowest pc of the wave's runnable lanes.
-                let (mut m, mut m2) = (PC_DEAD, PC_DEAD);
-                for (rec, &p) in recs.iter().zip(parked) {
-                    let pc = if p { PC_DEAD } else { rec.pc };
-                    if pc < m {
-                        m2 = m;
-                        m = pc;
-                    } else if pc != m && pc < m2 {
-                        m2 = pc;
+                let pc_of = |(rec, &p): (&LaneRec, &bool)| if p { PC_DEAD } else { rec.pc };
+                let first = recs
+                    .iter()
+                    .zip(parked)
+                    .map(pc_of)
+                    .find(|&pc| pc != PC_DEAD)
+                    .unwrap_or(PC_DEAD);
+                // Usually every runnable lane is at the same pc: one pass
+                // without a dependency chain tells.
+                let together = recs
+                    .iter()
+                    .zip(parked)
+                    .map(pc_of)
+                    .fold(true, |t, pc| t & (pc == first || pc == PC_DEAD));
+                let (mut m, mut m2) = (first, PC_DEAD);
+                if !together {
+                    m = PC_DEAD;
+                    for pc in recs.iter().zip(parked).map(pc_of) {
+                        if pc < m {
+                            m2 = m;
+                            m = pc;
+                        } else if pc != m && pc < m2 {
+                            m2 = pc;
+                        }
                     }
                 }
                 self.bufs.wave_min[s] = m;

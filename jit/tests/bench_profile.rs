@@ -36,8 +36,13 @@ fn time(text: &str, n: usize, extra: &[u8], reps: usize) -> (f64, Vec<u8>) {
     d.uniforms = [RO.to_le_bytes(), BUF.to_le_bytes()].concat();
     d.uniforms.extend_from_slice(extra);
     let k = parse(text);
+    let batch_lanes = std::env::var("WJ_BATCH")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(JitConfig::default().batch_lanes);
     let jit = Jit::new(JitConfig {
         threads: 1,
+        batch_lanes,
         ..JitConfig::default()
     });
     let mut best = f64::MAX;
