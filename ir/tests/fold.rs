@@ -309,6 +309,82 @@ block0:
 }
 
 #[test]
+fn integer_identities_give_back_their_operand() {
+    let k = kernel(
+        "kernel @identities {
+block0:
+  PROLOGUE
+  %z = const.i32 0
+  %one = const.i32 1
+  %m1 = const.i32 -1
+  %w32 = const.i32 32
+  %x = imul.i32 %lane, %lane
+  %a = iadd.i32 %x, %z
+  %b = iadd.i32 %z, %a
+  %c = imul.i32 %one, %b
+  %d = and.i32 %c, %m1
+  %e = shl.i32 %d, %w32
+  %f = udiv.i32 %e, %one
+  %g = bfi.i32 %f, %lane, %one, %z
+  %odd = trunc.i32.i1 %lane
+  %oz = zext.i1.i32 %odd
+  %t1 = icmp.ne.i32 %oz, %z
+  %os = sext.i1.i32 %odd
+  %t2 = icmp.eq.i32 %os, %m1
+  %t = and.i1 %t1, %t2
+  %s = select.i32 %t, %g, %z
+  %n1 = isub.i32 %z, %x
+  %n2 = shl.i32 %x, %one
+  %fz = const.f32 0.0
+  %fx = bitcast.i32.f32 %x
+  %n3 = fadd.f32 %fx, %fz
+  %n3i = bitcast.f32.i32 %n3
+  %t3 = icmp.eq.i32 %oz, %z
+  %t3w = zext.i1.i32 %t3
+  store.global.i32 %out, %s
+  store.global.i32 %o4, %n1
+  store.global.i32 %o8, %n2
+  store.global.i32 %o12, %n3i
+  store.global.i32 %o16, %t3w
+  exit
+}",
+    );
+    let (folded, stats) = fold_and_compare(&k, &dispatch());
+    // %a .. %g (7), %t1, %t2 and then %t = %odd & %odd; the negation, the
+    // shift by one, the float add of +0 (it turns -0 into +0) and icmp.eq (a
+    // negation) stay.
+    assert_eq!(stats.folded.identities, 10, "{}", print(&folded));
+    let mut ops = non_const_ops(&folded);
+    ops.retain(|o| !o.starts_with("store") && !o.ends_with(".i64") && o != "local_index");
+    ops.sort();
+    assert_eq!(
+        ops,
+        [
+            "bitcast.f32.i32",
+            "bitcast.i32.f32",
+            "fadd.f32",
+            "icmp.eq.i32",
+            "imul.i32",
+            "isub.i32",
+            "select.i32",
+            "shl.i32",
+            "trunc.i32.i1",
+            "zext.i1.i32",
+            "zext.i1.i32",
+        ]
+    );
+    let (_, bytes) = run(&folded, &dispatch());
+    for l in 0..8u32 {
+        let x = l * l;
+        let want = if l % 2 == 1 { x } else { 0 };
+        assert_eq!(out(&bytes, l as usize, 0), want);
+        assert_eq!(out(&bytes, l as usize, 4), x.wrapping_neg());
+        assert_eq!(out(&bytes, l as usize, 8), x << 1);
+        assert_eq!(out(&bytes, l as usize, 16), 1 - l % 2);
+    }
+}
+
+#[test]
 fn constant_branches_become_jumps_and_dead_arms_empty() {
     // The exec-counter shape: a known counter compared, branched on, passed
     // through a join as the same constant from both arms.

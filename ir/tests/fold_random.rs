@@ -848,6 +848,7 @@ fn random_kernels_behave_the_same_after_folding() {
         }
         total.folded.insts += stats.folded.insts;
         total.folded.selects += stats.folded.selects;
+        total.folded.identities += stats.folded.identities;
         total.folded.params += stats.folded.params;
         total.folded.terminators += stats.folded.terminators;
         total.dead.insts += stats.dead.insts;
@@ -860,6 +861,7 @@ fn random_kernels_behave_the_same_after_folding() {
     );
     assert!(total.folded.insts > 2000, "constants fold");
     assert!(total.folded.selects > 50);
+    assert!(total.folded.identities > 50);
     assert!(total.folded.params > 50, "joins and loops carry constants");
     assert!(total.folded.terminators > 50);
     assert!(total.dead.params > 50);

@@ -9,6 +9,7 @@
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 
+use super::identities::identity_operand;
 use crate::analysis::DomTree;
 use crate::entities::{Block, Value};
 use crate::inst::{InstKind, Terminator};
@@ -40,7 +41,8 @@ fn meet(a: Lat, b: Lat) -> Lat {
 /// What the analysis found.
 pub(crate) struct Facts {
     pub known: SecondaryMap<Value, Option<u64>>,
-    /// Select results that are not constants -> the operand every lane picks.
+    /// Results that are not constants but always equal an operand (selects
+    /// with a known condition or equal operands, integer identities) -> it.
     pub alias: SecondaryMap<Value, Option<Value>>,
 }
 
@@ -110,14 +112,17 @@ pub(crate) fn analyze(kernel: &Kernel, dom: &DomTree) -> Facts {
     for block in &order {
         for &inst in &kernel.blocks[*block].insts {
             let data = &kernel.insts[inst];
-            let (InstKind::Select, &[c, a, b], Some(&r)) =
-                (&data.kind, data.args.as_slice(), data.results.first())
-            else {
+            let Some(&r) = data.results.first() else {
                 continue;
             };
             if facts.known[r].is_some() {
                 continue;
             }
+            let (InstKind::Select, &[c, a, b]) = (&data.kind, data.args.as_slice()) else {
+                let x = identity_operand(kernel, inst, |v| facts.bits(v));
+                facts.alias[r] = x.map(|x| facts.resolve(x));
+                continue;
+            };
             let (a, b) = (facts.resolve(a), facts.resolve(b));
             facts.alias[r] = match lat[c] {
                 Lat::Const(bits) if bits & 1 != 0 => Some(a),

@@ -8,8 +8,9 @@
 //! - a pure instruction whose arguments are all known: replaced in place by a
 //!   `Const` (an instruction with a flags word gets a second `Const` for it, so
 //!   every result is replaced, or the instruction is left alone);
-//! - a `Select` with a known condition, or with both operands the same value:
-//!   its uses take the chosen operand;
+//! - a `Select` with a known condition, or with both operands the same value,
+//!   and an integer identity such as `x + 0` (see `identities`): its uses take
+//!   the operand;
 //! - a block parameter that receives the same known constant on every edge from
 //!   a reachable block (optimistically: around a loop it may receive itself, or
 //!   values computed from it, see `const_lattice`): a `Const` at the top of its
@@ -49,6 +50,8 @@ pub struct FoldCounts {
     pub insts: usize,
     /// Selects replaced by one of their operands.
     pub selects: usize,
+    /// Integer identities (`x + 0`, `icmp.ne (zext b), 0` ...) replaced by the operand.
+    pub identities: usize,
     /// Block parameters replaced by a constant.
     pub params: usize,
     /// Branches and tables turned into jumps.
@@ -63,6 +66,7 @@ impl FoldCounts {
     fn add(&mut self, o: FoldCounts) {
         self.insts += o.insts;
         self.selects += o.selects;
+        self.identities += o.identities;
         self.params += o.params;
         self.terminators += o.terminators;
     }
@@ -156,16 +160,20 @@ fn rewrite(kernel: &mut Kernel, facts: &Facts, order: &[Block], dom: &DomTree) -
             let folded = !matches!(data.kind, InstKind::Const { .. })
                 && !data.results.is_empty()
                 && data.results.iter().all(|&r| facts.known[r].is_some());
-            let selected = data
+            let aliased = data
                 .results
                 .first()
                 .is_some_and(|&r| facts.alias[r].is_some());
             if folded {
                 counts.insts += 1;
                 new.extend(replace_by_consts(kernel, inst, facts));
-            } else if selected {
-                // Its result is aliased to the operand; the select goes.
-                counts.selects += 1;
+            } else if aliased {
+                // Its result is aliased to the operand; the instruction goes.
+                if data.kind == InstKind::Select {
+                    counts.selects += 1;
+                } else {
+                    counts.identities += 1;
+                }
             } else {
                 new.push(inst);
             }

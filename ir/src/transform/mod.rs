@@ -6,6 +6,7 @@ pub mod compact;
 mod const_lattice;
 mod dead_code;
 pub mod fold;
+mod identities;
 mod private_slots;
 pub mod promote_private;
 mod slot_placement;
