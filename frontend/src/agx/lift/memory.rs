@@ -1,15 +1,15 @@
 //! Memory (agx.md §4): device load/store, threadgroup load/store, atomics,
 //! uniform_store, barriers and wait. Accesses run only in lanes with exec.
 
-use wavejit_ir::{
-    AddrSpace, AtomicOp, CastOp, FBinOp, FloatCC, FloatFormat, FloatMode, IBinOp, InstKind,
-    MemAccess, Round, Scope, Type, Value,
-};
+use wavejit_ir::{AddrSpace, AtomicOp, IBinOp, InstKind, MemAccess, Scope, Type, Value};
 
 use super::Mode;
-use super::alu_float::{mode32, narrow_f16};
 use super::ctx::{Ctx, int_type};
 use super::error::LiftError;
+use super::pixel_format::{
+    f32_to_reg, norm_decode, norm_encode, packed_decode, packed_encode, reg_to_f32, srgb_decode,
+    srgb_encode,
+};
 use crate::agx::{Instr, ModField, Opcode, Operand, OperandKind};
 
 pub(crate) fn handles(op: Opcode) -> bool {
@@ -84,6 +84,8 @@ enum Format {
     },
     /// Bit-packed 32-bit pixel: rgb10a2 (8), rg11b10f (12/14), rgb9e5 (13/15).
     Packed(u32),
+    /// Four bytes: sRGB-encoded r, g, b and linear alpha (10).
+    Srgba8,
 }
 
 impl Format {
@@ -91,7 +93,7 @@ impl Format {
         match self {
             Format::I8 => 1,
             Format::I16 | Format::F16 => 2,
-            Format::I32 | Format::Packed(_) => 4,
+            Format::I32 | Format::Packed(_) | Format::Srgba8 => 4,
             Format::Norm { bits, .. } => u32::from(bits) / 8,
         }
     }
@@ -120,8 +122,9 @@ fn format_of(ctx: &Ctx, instr: &Instr) -> Result<Format, LiftError> {
             signed: true,
         },
         f @ (8 | 12 | 13 | 14 | 15) => Format::Packed(f),
+        10 => Format::Srgba8,
         f => {
-            return Err(ctx.unsupported(instr, format!("memory format {f} (sRGB) is not lifted")));
+            return Err(ctx.unsupported(instr, format!("memory format {f} is not defined")));
         }
     })
 }
@@ -160,52 +163,16 @@ fn load_elem(
             ctx.b
                 .ins(InstKind::Load(access(space, Type::I32, 32, false)), &[addr])
         }
-        Format::Packed(_) => {
-            return Err(ctx.unsupported(instr, "packed formats are device loads only"));
+        Format::Packed(_) | Format::Srgba8 => {
+            return Err(ctx.unsupported(instr, "packed and sRGB formats are device-only"));
         }
         Format::Norm { bits, signed } => {
             let raw = ctx.b.ins(
                 InstKind::Load(access(space, Type::I32, bits, signed)),
                 &[addr],
             );
-            let f = ctx.b.ins(
-                InstKind::IToF {
-                    to: FloatFormat::F32,
-                    signed,
-                    mode: FloatMode::IEEE,
-                },
-                &[raw],
-            );
-            let scale = if signed {
-                ((1u32 << (bits - 1)) - 1) as f32
-            } else {
-                ((1u64 << bits) - 1) as f32
-            };
-            let s = ctx.f32c(scale);
-            let mut v = ctx.b.ins(
-                InstKind::FBinary {
-                    op: FBinOp::Div,
-                    mode: mode32(false),
-                },
-                &[f, s],
-            );
-            if signed {
-                // The most negative code is -1.0 as well.
-                let m1 = ctx.f32c(-1.0);
-                v = ctx.b.ins(
-                    InstKind::FBinary {
-                        op: FBinOp::Max,
-                        mode: mode32(false),
-                    },
-                    &[v, m1],
-                );
-            }
-            let v = if reg_bits == 16 {
-                narrow_f16(ctx, v)
-            } else {
-                v
-            };
-            ctx.cast(CastOp::Bitcast, ctx.ty(v).as_int(), v)
+            let v = norm_decode(ctx, raw, bits, signed);
+            f32_to_reg(ctx, v, reg_bits)
         }
     })
 }
@@ -222,7 +189,9 @@ fn store_elem(
 ) -> Result<(), LiftError> {
     let (v, bits) = match fmt {
         Format::I8 | Format::I16 | Format::F16 => (v, (fmt.bytes() * 8) as u8),
-        Format::Packed(_) => return Err(ctx.unsupported(instr, "packed stores are not lifted")),
+        Format::Packed(_) | Format::Srgba8 => {
+            return Err(ctx.unsupported(instr, "packed and sRGB formats are device-only"));
+        }
         Format::I32 => {
             if reg_bits != 32 {
                 return Err(ctx.unsupported(instr, "i32 data needs 32-bit registers"));
@@ -230,73 +199,8 @@ fn store_elem(
             (v, 32)
         }
         Format::Norm { bits, signed } => {
-            // Clamp (NaN -> 0), scale, round to nearest even (rounding unknown on HW).
-            let x = if reg_bits == 16 {
-                let h = ctx.cast(CastOp::Bitcast, Type::F16, v);
-                ctx.b.ins(
-                    InstKind::Fcvt {
-                        from: FloatFormat::F16,
-                        to: FloatFormat::F32,
-                        mode: FloatMode::IEEE,
-                    },
-                    &[h],
-                )
-            } else {
-                ctx.cast(CastOp::Bitcast, Type::F32, v)
-            };
-            let lo = ctx.f32c(if signed { -1.0 } else { 0.0 });
-            let hi = ctx.f32c(1.0);
-            let fmode = mode32(false);
-            let x1 = ctx.b.ins(
-                InstKind::FBinary {
-                    op: FBinOp::Max,
-                    mode: fmode,
-                },
-                &[x, lo],
-            );
-            let x2 = ctx.b.ins(
-                InstKind::FBinary {
-                    op: FBinOp::Min,
-                    mode: fmode,
-                },
-                &[x1, hi],
-            );
-            let nan = ctx.b.ins(
-                InstKind::Fcmp {
-                    cc: FloatCC::Uno,
-                    mode: fmode,
-                },
-                &[x, x],
-            );
-            let z = ctx.f32c(0.0);
-            let x3 = ctx.select(nan, z, x2);
-            let scale = if signed {
-                ((1u32 << (bits - 1)) - 1) as f32
-            } else {
-                ((1u64 << bits) - 1) as f32
-            };
-            let s = ctx.f32c(scale);
-            let y = ctx.b.ins(
-                InstKind::FBinary {
-                    op: FBinOp::Mul,
-                    mode: fmode,
-                },
-                &[x3, s],
-            );
-            let i = ctx.b.ins(
-                InstKind::FToI {
-                    from: FloatFormat::F32,
-                    to: Type::I32,
-                    signed,
-                    nan_to_max: false,
-                    mode: FloatMode {
-                        round: Round::NearestEven,
-                        ..FloatMode::IEEE
-                    },
-                },
-                &[y],
-            );
-            (i, bits)
+            let x = reg_to_f32(ctx, v, reg_bits);
+            (norm_encode(ctx, x, bits, signed), bits)
         }
     };
     let ty = int_type(reg_bits.max(bits));
@@ -335,8 +239,10 @@ fn device(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
     let mask = instr.modifier(ModField::Mask).unwrap_or(1);
     let shift = instr.modifier(ModField::Shift).unwrap_or(0);
     let esz = u64::from(fmt.bytes());
-    if let Format::Packed(code) = fmt {
-        return packed_load(ctx, instr, code, store, &data, &base_op, &index_op);
+    match fmt {
+        Format::Packed(code) => return packed(ctx, code, store, &data, &base_op, &index_op),
+        Format::Srgba8 => return srgba8(ctx, store, mask, shift, &data, &base_op, &index_op),
+        _ => {}
     }
     let join = ctx.begin_exec_region();
     let base = ctx.read_int(&base_op, Type::I64, false)?;
@@ -496,124 +402,127 @@ fn uniform_store(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
     Ok(())
 }
 
-/// `(w >> shift) & mask` on i32.
-fn field(ctx: &mut Ctx, w: Value, shift: u32, mask: u32) -> Value {
-    let s = ctx.i32c(shift);
-    let x = ctx.bin(IBinOp::ShrU, w, s);
-    let m = ctx.i32c(mask);
-    ctx.bin(IBinOp::And, x, m)
-}
-
-fn f16_bits_to_f32(ctx: &mut Ctx, h: Value) -> Value {
-    let h = ctx.resize(h, Type::I16, false);
-    let h = ctx.cast(CastOp::Bitcast, Type::F16, h);
-    ctx.b.ins(
-        InstKind::Fcvt {
-            from: FloatFormat::F16,
-            to: FloatFormat::F32,
-            mode: FloatMode::IEEE,
-        },
-        &[h],
-    )
-}
-
-/// Bit-packed loads: one aligned 32-bit word at `(A & ~3) + ext(O) * 4` (mask and
-/// shift ignored) expanded to floats in consecutive registers (agx.md §4.1, model).
-fn packed_load(
+/// The address of a 32-bit pixel: `(A & ~3) + (ext(O) << shift) * 4`.
+fn pixel_address(
     ctx: &mut Ctx,
-    instr: &Instr,
+    base_op: &Operand,
+    index_op: &Operand,
+    shift: u32,
+) -> Result<Value, LiftError> {
+    let base = ctx.read_int(base_op, Type::I64, false)?;
+    let align = ctx.i64c(!3);
+    let base = ctx.bin(IBinOp::And, base, align);
+    let index = ctx.read_int(index_op, Type::I64, index_op.sx)?;
+    let s = ctx.i64c(u64::from(shift) + 2);
+    let off = ctx.bin(IBinOp::Shl, index, s);
+    Ok(ctx.bin(IBinOp::Add, base, off))
+}
+
+/// The register half of the k-th data register.
+fn data_half(data: &Operand, k: usize) -> i32 {
+    data.value + (k as i32) * i32::from(data.size / 16)
+}
+
+/// Bit-packed formats: one aligned 32-bit word at `(A & ~3) + ext(O) * 4`, mask
+/// and shift ignored (agx.md §4.1). Loads expand it to floats in consecutive
+/// registers (as many as the destination has, at most the format's
+/// components); stores pack the data registers (see `packed_encode`).
+fn packed(
+    ctx: &mut Ctx,
     code: u32,
     store: bool,
     data: &Operand,
     base_op: &Operand,
     index_op: &Operand,
 ) -> Result<(), LiftError> {
-    if store {
-        return Err(ctx.unsupported(instr, "packed stores are not lifted"));
-    }
     let join = ctx.begin_exec_region();
-    let base = ctx.read_int(base_op, Type::I64, false)?;
-    let align = ctx.i64c(!3);
-    let base = ctx.bin(IBinOp::And, base, align);
-    let index = ctx.read_int(index_op, Type::I64, index_op.sx)?;
-    let four = ctx.i64c(4);
-    let off = ctx.bin(IBinOp::Mul, index, four);
-    let addr = ctx.bin(IBinOp::Add, base, off);
-    let w = ctx.b.ins(
-        InstKind::Load(access(AddrSpace::Global, Type::I32, 32, false)),
-        &[addr],
-    );
-    let fmode = FloatMode::IEEE;
-    let mut comps = Vec::new();
-    match code {
-        8 => {
-            for (shift, bits) in [(0u32, 10u32), (10, 10), (20, 10), (30, 2)] {
-                let x = field(ctx, w, shift, (1 << bits) - 1);
-                let f = ctx.b.ins(
-                    InstKind::IToF {
-                        to: FloatFormat::F32,
-                        signed: false,
-                        mode: fmode,
-                    },
-                    &[x],
-                );
-                let s = ctx.f32c(((1u32 << bits) - 1) as f32);
-                comps.push(ctx.b.ins(
-                    InstKind::FBinary {
-                        op: FBinOp::Div,
-                        mode: fmode,
-                    },
-                    &[f, s],
-                ));
-            }
+    let addr = pixel_address(ctx, base_op, index_op, 0)?;
+    let word = access(AddrSpace::Global, Type::I32, 32, false);
+    if store {
+        let mut comps = Vec::new();
+        for k in 0..usize::from(data.count) {
+            let v = ctx.read_reg(data_half(data, k), data.size)?;
+            comps.push(reg_to_f32(ctx, v, data.size));
         }
-        12 | 14 => {
-            // f11 (5-bit exponent, 6-bit mantissa) and f10 are f16 with fewer
-            // mantissa bits: shift them into place.
-            for (shift, mask, up) in [(0u32, 0x7ffu32, 4u32), (11, 0x7ff, 4), (22, 0x3ff, 5)] {
-                let x = field(ctx, w, shift, mask);
-                let u = ctx.i32c(up);
-                let h = ctx.bin(IBinOp::Shl, x, u);
-                comps.push(f16_bits_to_f32(ctx, h));
-            }
-        }
-        _ => {
-            // rgb9e5: m * 2^(e - 24), exact in f32.
-            let e = field(ctx, w, 27, 0x1f);
-            let bias = ctx.i32c(103);
-            let be = ctx.bin(IBinOp::Add, e, bias);
-            let k23 = ctx.i32c(23);
-            let sbits = ctx.bin(IBinOp::Shl, be, k23);
-            let scale = ctx.cast(CastOp::Bitcast, Type::F32, sbits);
-            for shift in [0u32, 9, 18] {
-                let m = field(ctx, w, shift, 0x1ff);
-                let f = ctx.b.ins(
-                    InstKind::IToF {
-                        to: FloatFormat::F32,
-                        signed: false,
-                        mode: fmode,
-                    },
-                    &[m],
-                );
-                comps.push(ctx.b.ins(
-                    InstKind::FBinary {
-                        op: FBinOp::Mul,
-                        mode: fmode,
-                    },
-                    &[f, scale],
-                ));
-            }
+        let w = packed_encode(ctx, code, &comps);
+        ctx.b.ins(InstKind::Store(word), &[addr, w]);
+    } else {
+        let w = ctx.b.ins(InstKind::Load(word), &[addr]);
+        let comps = packed_decode(ctx, code, w);
+        for (k, v) in comps.into_iter().take(usize::from(data.count)).enumerate() {
+            let bits = f32_to_reg(ctx, v, data.size);
+            ctx.write_reg_raw(data_half(data, k), data.size, bits)?;
         }
     }
-    for (k, v) in comps.into_iter().take(usize::from(data.count)).enumerate() {
-        let v = if data.size == 16 {
-            narrow_f16(ctx, v)
-        } else {
-            v
-        };
-        let bits = ctx.cast(CastOp::Bitcast, ctx.ty(v).as_int(), v);
-        let half = data.value + (k as i32) * i32::from(data.size / 16);
-        ctx.write_reg_raw(half, data.size, bits)?;
+    ctx.end_exec_region(join);
+    Ok(())
+}
+
+/// srgba8: byte i of the pixel at `(A & ~3) + (ext(O) << s) * 4` is component
+/// i; bytes 0-2 are sRGB-encoded, byte 3 is linear unorm8 alpha.
+/// [MODEL] Unlike the packed formats the mask applies (Mesa allows masking
+/// srgba8): enabled components fill or come from consecutive registers, and a
+/// store writes only the enabled bytes. The shift applies as for other formats.
+fn srgba8(
+    ctx: &mut Ctx,
+    store: bool,
+    mask: u32,
+    shift: u32,
+    data: &Operand,
+    base_op: &Operand,
+    index_op: &Operand,
+) -> Result<(), LiftError> {
+    let join = ctx.begin_exec_region();
+    let pixel = pixel_address(ctx, base_op, index_op, shift)?;
+    let comps = components(mask);
+    let byte = access(AddrSpace::Global, Type::I32, 8, false);
+    let mut addrs = Vec::new();
+    for &(slot, _) in &comps {
+        let i = ctx.i64c(u64::from(slot));
+        addrs.push(ctx.bin(IBinOp::Add, pixel, i));
+    }
+    if store {
+        let mut colour = Vec::new();
+        let mut codes = Vec::new();
+        for &(slot, k) in &comps {
+            let v = ctx.read_reg(data_half(data, k as usize), data.size)?;
+            let x = reg_to_f32(ctx, v, data.size);
+            if slot == 3 {
+                codes.push(Some(norm_encode(ctx, x, 8, false)));
+            } else {
+                colour.push(x);
+                codes.push(None);
+            }
+        }
+        let mut encoded = srgb_encode(ctx, &colour).into_iter();
+        for (addr, code) in addrs.into_iter().zip(codes) {
+            if let Some(c) = code.or_else(|| encoded.next()) {
+                ctx.b.ins(InstKind::Store(byte), &[addr, c]);
+            }
+        }
+    } else {
+        let raw: Vec<Value> = addrs
+            .iter()
+            .map(|&a| ctx.b.ins(InstKind::Load(byte), &[a]))
+            .collect();
+        let colour: Vec<Value> = comps
+            .iter()
+            .zip(&raw)
+            .filter(|((slot, _), _)| *slot != 3)
+            .map(|(_, &r)| r)
+            .collect();
+        let mut decoded = srgb_decode(ctx, &colour, data.size).into_iter();
+        for (&(slot, k), &r) in comps.iter().zip(&raw) {
+            let bits = if slot == 3 {
+                let a = norm_decode(ctx, r, 8, false);
+                Some(f32_to_reg(ctx, a, data.size))
+            } else {
+                decoded.next()
+            };
+            if let Some(bits) = bits {
+                ctx.write_reg_raw(data_half(data, k as usize), data.size, bits)?;
+            }
+        }
     }
     ctx.end_exec_region(join);
     Ok(())

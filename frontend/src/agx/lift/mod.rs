@@ -40,6 +40,7 @@ mod ctx;
 mod dispatch;
 mod error;
 mod memory;
+mod pixel_format;
 mod scan;
 mod simd;
 mod sr;
