@@ -346,6 +346,85 @@ stop"
     }
 }
 
+// ------------------------------------------------------------ norm formats
+
+/// The snorm store rule: clamp to [-1, 1] (NaN -> 0), f32 product, RNE; the
+/// code's two's-complement bits.
+fn ref_snorm(x: f32, bits: u32) -> u32 {
+    let x = if x.is_nan() { 0.0 } else { x.clamp(-1.0, 1.0) };
+    let q = (x * ((1u32 << (bits - 1)) - 1) as f32).round_ties_even() as i32;
+    (q as u32) & ((1u32 << bits) - 1)
+}
+
+#[test]
+fn norm_stores_match_the_reference_and_round_trip() {
+    let mut xs = special_f32();
+    let mut rng = Rng(0x4e0);
+    for _ in 0..3000 {
+        xs.push(((f64::from(rng.next()) / f64::from(u32::MAX) * 2.4 - 1.2) as f32).to_bits());
+    }
+    while !xs.len().is_multiple_of(4) {
+        xs.push(0);
+    }
+    let n = xs.len() / 4;
+    for (fmt, bits, signed) in [
+        ("u8norm", 8u32, false),
+        ("s8norm", 8, true),
+        ("u16norm", 16, false),
+        ("s16norm", 16, true),
+    ] {
+        // Lane i stores x[4i..4i+4] as four elements at element 4i, then loads
+        // them back into 32-bit registers.
+        let src = format!(
+            "mov r2, thread_in_grid_x
+load r4_r5_r6_r7, du0, r2, lsl 2, i32, xyzw, a
+wait a
+store r4_r5_r6_r7, du2, r2, lsl 2, {fmt}, xyzw, a
+load r8_r9_r10_r11, du2, r2, lsl 2, {fmt}, xyzw, a
+wait a
+store r8_r9_r10_r11, du4, r2, lsl 2, i32, xyzw, a
+stop"
+        );
+        let words_out = n * bits as usize / 8;
+        let out = run_interp(
+            &src,
+            n as u32,
+            &[xs.clone(), vec![0; words_out], vec![0; 4 * n]],
+        );
+        let bytes: Vec<u8> = out[1].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let esz = bits as usize / 8;
+        for (j, &x) in xs.iter().enumerate() {
+            let x = f32::from_bits(x);
+            let mut code = 0u32;
+            for b in 0..esz {
+                code |= u32::from(bytes[j * esz + b]) << (8 * b);
+            }
+            let want = if signed {
+                ref_snorm(x, bits)
+            } else {
+                ref_unorm(x, bits)
+            };
+            assert_eq!(code, want, "{fmt} {x:e}");
+            // The load of the stored code: code / scale in f32 (-1 for the
+            // most negative code), which encodes back to the same code.
+            let back = f32::from_bits(out[2][j]);
+            let value = if signed {
+                let c = ((code << (32 - bits)) as i32) >> (32 - bits);
+                (c as f32 / ((1u32 << (bits - 1)) - 1) as f32).max(-1.0)
+            } else {
+                code as f32 / ((1u32 << bits) - 1) as f32
+            };
+            assert_eq!(back.to_bits(), value.to_bits(), "{fmt} load of {code:#x}");
+            let again = if signed {
+                ref_snorm(back, bits)
+            } else {
+                ref_unorm(back, bits)
+            };
+            assert_eq!(again, code, "{fmt} round trip");
+        }
+    }
+}
+
 // ------------------------------------------------------------ rgb10a2
 
 #[test]
