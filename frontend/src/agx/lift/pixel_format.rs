@@ -37,8 +37,9 @@ pub(crate) fn reg_to_f32(ctx: &mut Ctx, v: Value, reg_bits: u8) -> Value {
     }
 }
 
-/// An f32 result as register bits: f16 RNE for 16-bit registers (a second
-/// rounding, as the float ALU's 16-bit destinations).
+/// An f32 result as register bits: f16 RNE for 16-bit registers. [MODEL] The
+/// norm and packed loads round twice into 16-bit registers (exact -> f32 ->
+/// f16), as the float ALU's 16-bit destinations do; sRGB rounds once (its table).
 pub(crate) fn f32_to_reg(ctx: &mut Ctx, v: Value, reg_bits: u8) -> Value {
     let v = if reg_bits == 16 {
         narrow_f16(ctx, v)
