@@ -1,11 +1,15 @@
-//! Which values every lane computes the same known bits for: an optimistic
-//! constant propagation (the SCCP lattice, with edges from unreachable blocks
-//! ignored) whose only arithmetic is `semantics::eval_pure`.
+//! Which values every lane computes the same known bits for: sparse
+//! conditional constant propagation (Wegman-Zadeck SCCP) whose only
+//! arithmetic is `semantics::eval_pure`.
 //!
-//! Optimistic means a block parameter starts "not yet seen" and a loop that
-//! passes it back unchanged (or changed into the same constant) keeps it
-//! constant; a value only moves down (unseen -> constant -> varying), so the
-//! passes end, and at the end every constant agrees with its operands.
+//! Optimistic: a block parameter starts "not yet seen", a block is only
+//! analysed once an edge some lane may take reaches it, and a branch on a known
+//! condition lets only its taken edge through; so a loop that passes a value
+//! back unchanged (or changed into the same constant) keeps it constant, and
+//! code behind a known branch does not spoil what is known. A value only moves
+//! down (unseen -> constant -> varying) and an edge only from not taken to
+//! taken, so the passes end; at the end every constant agrees with its
+//! operands on every edge a lane can take.
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 
@@ -64,7 +68,7 @@ impl Facts {
     }
 }
 
-/// Analyses a verified kernel with the reachability of `dom`.
+/// Analyses a verified kernel; `dom` gives the order (reverse postorder first).
 pub(crate) fn analyze(kernel: &Kernel, dom: &DomTree) -> Facts {
     let order: Vec<Block> = dom
         .rpo()
@@ -72,22 +76,26 @@ pub(crate) fn analyze(kernel: &Kernel, dom: &DomTree) -> Facts {
         .copied()
         .chain(kernel.blocks.keys().filter(|&b| !dom.is_reachable(b)))
         .collect();
-    let incoming = incoming_args(kernel, dom);
+    let incoming = incoming_edges(kernel);
     let mut lat: SecondaryMap<Value, Lat> = SecondaryMap::new();
+    let mut exec: SecondaryMap<Block, bool> = SecondaryMap::new();
+    if let Some(entry) = kernel.entry() {
+        exec[entry] = true;
+    }
     let mut changed = true;
     while changed {
         changed = false;
         for &block in &order {
+            if !exec[block] {
+                continue;
+            }
             let data = &kernel.blocks[block];
             for (i, &p) in data.params.iter().enumerate() {
-                // Unreachable blocks' parameters get nothing (never run).
-                let mut v = if dom.is_reachable(block) {
-                    Lat::Unseen
-                } else {
-                    Lat::Varying
-                };
-                for args in incoming.get(block.index()).into_iter().flatten() {
-                    v = meet(v, args.get(i).map_or(Lat::Varying, |&a| lat[a]));
+                let mut v = Lat::Unseen;
+                for edge in incoming.get(block.index()).into_iter().flatten() {
+                    if exec[edge.from] && edge_taken(kernel, edge.from, edge.call, &lat) {
+                        v = meet(v, edge.args.get(i).map_or(Lat::Varying, |&a| lat[a]));
+                    }
                 }
                 changed |= lower(&mut lat, p, v);
             }
@@ -95,6 +103,13 @@ pub(crate) fn analyze(kernel: &Kernel, dom: &DomTree) -> Facts {
                 let results = &kernel.insts[inst].results;
                 for (r, v) in results.iter().zip(eval_inst(kernel, inst, &lat)) {
                     changed |= lower(&mut lat, *r, v);
+                }
+            }
+            let calls = data.term.iter().flat_map(Terminator::calls);
+            for (k, call) in calls.enumerate() {
+                if !exec[call.block] && edge_taken(kernel, block, k, &lat) {
+                    exec[call.block] = true;
+                    changed = true;
                 }
             }
         }
@@ -143,20 +158,52 @@ fn lower(lat: &mut SecondaryMap<Value, Lat>, v: Value, new: Lat) -> bool {
     changed
 }
 
-/// Per block: the argument lists of the calls reaching it from reachable blocks.
-fn incoming_args(kernel: &Kernel, dom: &DomTree) -> Vec<Vec<Vec<Value>>> {
-    let mut incoming = vec![Vec::new(); kernel.blocks.len()];
-    for (block, data) in kernel.blocks.iter() {
-        if !dom.is_reachable(block) {
-            continue;
-        }
-        for call in data.term.iter().flat_map(Terminator::calls) {
-            if let Some(list) = incoming.get_mut(call.block.index()) {
-                list.push(call.args.clone());
+/// A block call: the block it leaves, its index among the terminator's calls
+/// (`Terminator::calls` order), and its arguments.
+struct Edge {
+    from: Block,
+    call: usize,
+    args: Vec<Value>,
+}
+
+/// Per block: the calls reaching it.
+fn incoming_edges(kernel: &Kernel) -> Vec<Vec<Edge>> {
+    let mut incoming: Vec<Vec<Edge>> = (0..kernel.blocks.len()).map(|_| Vec::new()).collect();
+    for (from, data) in kernel.blocks.iter() {
+        for (call, c) in data.term.iter().flat_map(Terminator::calls).enumerate() {
+            if let Some(list) = incoming.get_mut(c.block.index()) {
+                list.push(Edge {
+                    from,
+                    call,
+                    args: c.args.clone(),
+                });
             }
         }
     }
     incoming
+}
+
+/// Whether some lane may leave `block` through its terminator's call number
+/// `call`, as far as the lattice knows: a known condition or index picks one
+/// call (as the interpreter reads it), a varying one any, an unseen one none.
+fn edge_taken(kernel: &Kernel, block: Block, call: usize, lat: &SecondaryMap<Value, Lat>) -> bool {
+    match &kernel.blocks[block].term {
+        Some(Terminator::Jump(_)) => true,
+        Some(Terminator::Branch { cond, .. }) => match lat[*cond] {
+            Lat::Const(bits) => (bits & 1 != 0) == (call == 0),
+            Lat::Varying => true,
+            Lat::Unseen => false,
+        },
+        Some(Terminator::Table { index, targets, .. }) => match lat[*index] {
+            Lat::Const(bits) => {
+                let k = usize::try_from(bits & 0xffff_ffff).unwrap_or(usize::MAX);
+                call == k.min(targets.len())
+            }
+            Lat::Varying => true,
+            Lat::Unseen => false,
+        },
+        Some(Terminator::Exit) | None => false,
+    }
 }
 
 /// The lattice values of `inst`'s results from its operands'.
