@@ -194,10 +194,14 @@ impl<'a> Runner<'a> {
         self.first = first;
         self.setup(first, count);
         let waves = self.wg_lanes.div_ceil(self.wave_size);
+        // In the first round each wave starts with all lanes of the live
+        // workgroups at the entry (unless the step limit stopped them).
+        let mut fresh = (self.dispatch.step_limit >= 1).then_some(count);
         loop {
             for w in 0..waves {
-                self.run_wave(w);
+                self.run_wave(w, fresh);
             }
+            fresh = None;
             // Most kernels have no barrier: a quick test before the release pass.
             if !self.bufs.parked.contains(&true) {
                 break;
@@ -246,73 +250,20 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs wave `w` of every workgroup of the batch until none of its lanes is
-    /// runnable.
-    fn run_wave(&mut self, w: usize) {
+    /// runnable. `fresh`: the first `fresh` workgroups have all lanes of the
+    /// wave at the entry, so the first co-active set needs no scan.
+    fn run_wave(&mut self, w: usize, fresh: Option<usize>) {
         let lo = w * self.wave_size;
         let hi = (lo + self.wave_size).min(self.wg_lanes);
+        let mut fresh = fresh.filter(|&count| count > 0);
         loop {
-            let mut best = PC_DEAD;
-            for s in 0..self.slots {
-                let range = s * self.wg_lanes + lo..s * self.wg_lanes + hi;
-                let recs = &self.bufs.recs[range.clone()];
-                let parked = &self.bufs.parked[range];
-                // The lowest and second lowest pc of the wave's runnable lanes.
-                let pc_of = |(rec, &p): (&LaneRec, &bool)| if p { PC_DEAD } else { rec.pc };
-                let first = recs
-                    .iter()
-                    .zip(parked)
-                    .map(pc_of)
-                    .find(|&pc| pc != PC_DEAD)
-                    .unwrap_or(PC_DEAD);
-                // Usually every runnable lane is at the same pc: one pass
-                // without a dependency chain tells.
-                let together = recs
-                    .iter()
-                    .zip(parked)
-                    .map(pc_of)
-                    .fold(true, |t, pc| t & (pc == first || pc == PC_DEAD));
-                let (mut m, mut m2) = (first, PC_DEAD);
-                if !together {
-                    m = PC_DEAD;
-                    for pc in recs.iter().zip(parked).map(pc_of) {
-                        if pc < m {
-                            m2 = m;
-                            m = pc;
-                        } else if pc != m && pc < m2 {
-                            m2 = pc;
-                        }
-                    }
-                }
-                self.bufs.wave_min[s] = m;
-                self.bufs.wave_next[s] = m2;
-                best = best.min(m);
-            }
-            if best == PC_DEAD {
-                return;
-            }
-            // Compiled code may run on while the set stays below every other lane
-            // of its waves.
-            let limit = (0..self.slots)
-                .filter(|&s| self.bufs.wave_min[s] == best)
-                .map(|s| self.bufs.wave_next[s])
-                .min()
-                .unwrap_or(PC_DEAD);
-            self.bufs.list.clear();
-            for s in 0..self.slots {
-                if self.bufs.wave_min[s] != best {
-                    continue;
-                }
-                let base = s * self.wg_lanes + lo;
-                let range = base..s * self.wg_lanes + hi;
-                let recs = &self.bufs.recs[range.clone()];
-                let parked = &self.bufs.parked[range];
-                let list = &mut self.bufs.list;
-                for (i, (rec, &p)) in recs.iter().zip(parked).enumerate() {
-                    if rec.pc == best && !p {
-                        list.push((base + i) as u32);
-                    }
-                }
-            }
+            let (best, limit) = match fresh.take() {
+                Some(count) => self.entry_set(count, lo, hi),
+                None => match self.next_set(lo, hi) {
+                    Some(set) => set,
+                    None => return,
+                },
+            };
             match self.c.plan.kind(best) {
                 PcKind::Segment(seg) => self.segment(seg, limit),
                 PcKind::Sync(inst) => self.sync(inst, best, lo, hi),
@@ -325,6 +276,92 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+    }
+
+    /// The co-active set of a fresh wave: every lane of the first `count`
+    /// workgroups at pc 0, nothing else runnable. Returns (pc, limit).
+    fn entry_set(&mut self, count: usize, lo: usize, hi: usize) -> (u32, u32) {
+        self.bufs.list.clear();
+        for s in 0..self.slots {
+            let live = s < count;
+            self.bufs.wave_min[s] = if live { 0 } else { PC_DEAD };
+            self.bufs.wave_next[s] = PC_DEAD;
+            if live {
+                let base = s * self.wg_lanes;
+                self.bufs
+                    .list
+                    .extend((base + lo..base + hi).map(|l| l as u32));
+            }
+        }
+        (0, PC_DEAD)
+    }
+
+    /// The next co-active set of wave lanes `lo..hi` (lowest pc first) into
+    /// the list; returns (pc, limit), or `None` when no lane is runnable.
+    fn next_set(&mut self, lo: usize, hi: usize) -> Option<(u32, u32)> {
+        let mut best = PC_DEAD;
+        for s in 0..self.slots {
+            let range = s * self.wg_lanes + lo..s * self.wg_lanes + hi;
+            let recs = &self.bufs.recs[range.clone()];
+            let parked = &self.bufs.parked[range];
+            // The lowest and second lowest pc of the wave's runnable lanes.
+            let pc_of = |(rec, &p): (&LaneRec, &bool)| if p { PC_DEAD } else { rec.pc };
+            let first = recs
+                .iter()
+                .zip(parked)
+                .map(pc_of)
+                .find(|&pc| pc != PC_DEAD)
+                .unwrap_or(PC_DEAD);
+            // Usually every runnable lane is at the same pc: one pass
+            // without a dependency chain tells.
+            let together = recs
+                .iter()
+                .zip(parked)
+                .map(pc_of)
+                .fold(true, |t, pc| t & (pc == first || pc == PC_DEAD));
+            let (mut m, mut m2) = (first, PC_DEAD);
+            if !together {
+                m = PC_DEAD;
+                for pc in recs.iter().zip(parked).map(pc_of) {
+                    if pc < m {
+                        m2 = m;
+                        m = pc;
+                    } else if pc != m && pc < m2 {
+                        m2 = pc;
+                    }
+                }
+            }
+            self.bufs.wave_min[s] = m;
+            self.bufs.wave_next[s] = m2;
+            best = best.min(m);
+        }
+        if best == PC_DEAD {
+            return None;
+        }
+        // Compiled code may run on while the set stays below every other lane
+        // of its waves.
+        let limit = (0..self.slots)
+            .filter(|&s| self.bufs.wave_min[s] == best)
+            .map(|s| self.bufs.wave_next[s])
+            .min()
+            .unwrap_or(PC_DEAD);
+        self.bufs.list.clear();
+        for s in 0..self.slots {
+            if self.bufs.wave_min[s] != best {
+                continue;
+            }
+            let base = s * self.wg_lanes + lo;
+            let range = base..s * self.wg_lanes + hi;
+            let recs = &self.bufs.recs[range.clone()];
+            let parked = &self.bufs.parked[range];
+            let list = &mut self.bufs.list;
+            for (i, (rec, &p)) in recs.iter().zip(parked).enumerate() {
+                if rec.pc == best && !p {
+                    list.push((base + i) as u32);
+                }
+            }
+        }
+        Some((best, limit))
     }
 
     fn ctx(&mut self) -> BatchCtx {
