@@ -9,19 +9,25 @@
 //!   co-active lanes (a scalar loop per run; values inside a run are SSA values,
 //!   values read elsewhere live in a per-lane register slab), then chains into the
 //!   next segment while all listed lanes stay together below `limit` (uniform
-//!   branches and loops never leave compiled code).
+//!   branches and loops never leave compiled code). Long pure stretches of i32/f32
+//!   arithmetic are *vector runs*: 8 lanes at a time in two `I32X4`/`F32X4`
+//!   vectors, the NaN rules checked by one mask per iteration (a NaN sends those
+//!   lanes to `semantics::eval_pure`).
 //! - [`exec`] is the batch scheduler: several whole workgroups side by side (one
 //!   shared region per workgroup, private memory per lane), the interpreter's
 //!   schedule per workgroup (waves in order, lowest pc first, parked lanes
 //!   released after a round), barriers, cross-lane instructions through
 //!   `semantics::wave::eval_wave`, and faults (FAULT RULE: lowest lane wins).
 //! - [`run`] splits a dispatch into batches over threads (bit-identical to one
-//!   thread); [`Jit`] caches compiled kernels by content and batch width.
+//!   thread; dispatches below `parallel_min_work` stay on the calling thread);
+//!   [`Jit`] caches compiled kernels by content and batch width and compares
+//!   the last few kernels used before hashing.
 //!
 //! Inline in compiled code: constants, builtins, every integer op (division
 //! without traps), compares, selects, casts, control flow with parallel block
 //! arguments and the watchdog, all memory accesses with the interpreter's checks
-//! (global ones against the last region of `GlobalMemory::regions`), shared
+//! (global ones against the region of `GlobalMemory::regions` that served the
+//! same instruction last; uniform loads at constant offsets once per run), shared
 //! atomics, and f32/f64 float ops in round-to-nearest without exception flags
 //! (add, sub, mul, div, min/max, minimum/maximum, copysign, neg, abs, sqrt,
 //! floor/ceil/trunc/nearest with SSE4.1, fma with FMA, fcmp) including FTZ,

@@ -1,8 +1,9 @@
 //! Lowering of a planned kernel to one Cranelift function.
 //!
-//! `fn(ctx, seg, list, n) -> faulted` jumps to segment `seg` and runs each of its
-//! runs as a loop over the listed lanes. Inside a run a lane's values are SSA
-//! values; values that other runs read go through the register slab.
+//! `fn(ctx, seg, list, n, limit) -> faulted` jumps to segment `seg` and runs each
+//! of its runs as a loop over the listed lanes (vector runs: [`vector`], 8 lanes
+//! per iteration). Inside a run a lane's values are SSA values; values that other
+//! runs read go through the register slab.
 
 mod float;
 mod int;
