@@ -148,7 +148,7 @@ fn rewrite(kernel: &mut Kernel, facts: &Facts, order: &[Block], dom: &DomTree) -
             let params = kernel.blocks[block].params.clone();
             for p in params {
                 if let Some(bits) = facts.known[p].filter(|_| used[p]) {
-                    let c = push_const(kernel, kernel.value_type(p), bits, None);
+                    let c = push_const(kernel, kernel.value_type(p), bits);
                     new.push(c.0);
                     alias[p] = Some(c.1);
                     counts.params += 1;
@@ -189,8 +189,8 @@ fn rewrite(kernel: &mut Kernel, facts: &Facts, order: &[Block], dom: &DomTree) -
     counts
 }
 
-/// A new `Const` instruction (not placed) and its result.
-fn push_const(kernel: &mut Kernel, ty: Type, bits: u64, srcloc_of: Option<Inst>) -> (Inst, Value) {
+/// A new `Const` instruction (not placed, no guest pc) and its result.
+fn push_const(kernel: &mut Kernel, ty: Type, bits: u64) -> (Inst, Value) {
     let inst = kernel.insts.push(InstData {
         kind: InstKind::Const { ty, bits },
         args: Vec::new(),
@@ -201,9 +201,6 @@ fn push_const(kernel: &mut Kernel, ty: Type, bits: u64, srcloc_of: Option<Inst>)
         def: ValueDef::Result { inst, index: 0 },
     });
     kernel.insts[inst].results.push(v);
-    if let Some(from) = srcloc_of {
-        kernel.srclocs[inst] = kernel.srclocs[from];
-    }
     (inst, v)
 }
 
