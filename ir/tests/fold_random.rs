@@ -780,9 +780,11 @@ fn random_kernel(seed: u64, faulty: bool) -> Kernel {
     g.k
 }
 
-fn dispatch() -> Dispatch {
+/// Two workgroups; the wave size varies with the seed, since it decides
+/// which lanes run cross-lane operations together.
+fn dispatch(seed: u64) -> Dispatch {
     let mut d = Dispatch::new([2, 1, 1], [LANES, 1, 1]);
-    d.wave_size = 8;
+    d.wave_size = [8, 4, 16, 1, 32][(seed % 5) as usize];
     d.step_limit = 300;
     d
 }
@@ -833,9 +835,9 @@ fn random_kernels_behave_the_same_after_folding() {
     let mut total = FoldStats::default();
     let mut faults = 0;
     let mut watchdogs = 0;
-    for seed in 0..400u64 {
+    for seed in 0..1000u64 {
         let k = random_kernel(seed, seed % 3 == 2);
-        let d = dispatch();
+        let d = dispatch(seed);
         let stats = fold_and_compare(&k, &d);
         let mut folded = k.clone();
         let _ = fold_constants(&mut folded);
