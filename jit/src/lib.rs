@@ -10,7 +10,7 @@
 //!   values read elsewhere live in a per-lane register slab), then chains into the
 //!   next segment while all listed lanes stay together below `limit` (uniform
 //!   branches and loops never leave compiled code). Long pure stretches of i32/f32
-//!   arithmetic are *vector runs*: 8 lanes at a time in two `I32X4`/`F32X4`
+//!   arithmetic are *vector runs*: 16 lanes at a time in four `I32X4`/`F32X4`
 //!   vectors, the NaN rules checked by one mask per iteration (a NaN sends those
 //!   lanes to `semantics::eval_pure`).
 //! - [`exec`] is the batch scheduler: several whole workgroups side by side (one

@@ -1,7 +1,7 @@
 //! Lowering of a planned kernel to one Cranelift function.
 //!
 //! `fn(ctx, seg, list, n, limit) -> faulted` jumps to segment `seg` and runs each
-//! of its runs as a loop over the listed lanes (vector runs: [`vector`], 8 lanes
+//! of its runs as a loop over the listed lanes (vector runs: [`vector`], 16 lanes
 //! per iteration). Inside a run a lane's values are SSA values; values that other
 //! runs read go through the register slab.
 
