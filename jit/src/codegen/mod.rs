@@ -288,11 +288,17 @@ impl<'a, 'b> Lower<'a, 'b> {
             env: HashMap::new(),
             hoisted: HashMap::new(),
         };
+        // Chaining needs a block edge: when every terminator exits, lanes
+        // leaving a segment's terminator are done.
+        let edges = kernel
+            .blocks
+            .values()
+            .any(|b| !matches!(b.term, Some(wj::Terminator::Exit)));
         let cont = lower.b.create_block();
         for (k, &blk) in seg_blocks.iter().enumerate() {
             lower.b.switch_to_block(blk);
             lower.segment(k)?;
-            let next = if plan.segments[k].next_pc.is_none() {
+            let next = if edges && plan.segments[k].next_pc.is_none() {
                 cont
             } else {
                 ret
@@ -300,7 +306,11 @@ impl<'a, 'b> Lower<'a, 'b> {
             lower.b.ins().jump(next, &[]);
         }
         lower.b.switch_to_block(cont);
-        lower.chain(dispatch, limit, ret)?;
+        if edges {
+            lower.chain(dispatch, limit, ret)?;
+        } else {
+            lower.b.ins().jump(ret, &[]);
+        }
         lower.b.switch_to_block(ret);
         let f = lower.b.ins().stack_load(types::I64, types::I32, faulted, 0);
         lower.b.ins().return_(&[f]);
