@@ -1,7 +1,8 @@
 //! The `wavejit bench` ALU and saxpy kernels on the JIT alone, for profiling
 //! (`perf record`) and quick timing without the root crate:
 //! `cargo test -p wavejit-jit --release --test bench_profile -- --ignored --nocapture`.
-//! `WJ_PROFILE=alu|saxpy` picks one; `WJ_REPS` sets the repetitions.
+//! `WJ_PROFILE=alu|saxpy` picks one; `WJ_REPS` sets the repetitions,
+//! `WJ_THREADS` the threads (1), `WJ_BATCH` the batch width.
 
 mod support;
 
@@ -40,8 +41,12 @@ fn time(text: &str, n: usize, extra: &[u8], reps: usize) -> (f64, Vec<u8>) {
         .ok()
         .and_then(|b| b.parse().ok())
         .unwrap_or(JitConfig::default().batch_lanes);
+    let threads = std::env::var("WJ_THREADS")
+        .ok()
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(1);
     let jit = Jit::new(JitConfig {
-        threads: 1,
+        threads,
         batch_lanes,
         ..JitConfig::default()
     });
