@@ -67,19 +67,38 @@ pub fn compact(kernel: &mut Kernel) {
     for block in kernel.blocks.values_mut() {
         block.params.iter_mut().for_each(map);
         if let Some(term) = &mut block.term {
-            match term {
-                Terminator::Branch { cond, .. } => map(cond),
-                Terminator::Table { index, .. } => map(index),
-                Terminator::Jump(_) | Terminator::Exit => {}
-            }
-            for call in calls_mut(term) {
-                call.args.iter_mut().for_each(map);
-            }
+            term_uses_mut(term, map);
         }
     }
     kernel.insts = new_insts;
     kernel.values = new_values;
     kernel.srclocs = new_srclocs;
+}
+
+/// Applies `f` to every operand of the placed instructions and of the terminators
+/// (the uses a value substitution has to rewrite).
+pub(crate) fn map_uses(kernel: &mut Kernel, mut f: impl FnMut(&mut Value)) {
+    for block in kernel.blocks.values_mut() {
+        for &inst in &block.insts {
+            kernel.insts[inst].args.iter_mut().for_each(&mut f);
+        }
+        if let Some(term) = &mut block.term {
+            term_uses_mut(term, &mut f);
+        }
+    }
+}
+
+/// Applies `f` to every value `term` reads: its condition or index and its block
+/// call arguments.
+pub(crate) fn term_uses_mut(term: &mut Terminator, mut f: impl FnMut(&mut Value)) {
+    match term {
+        Terminator::Branch { cond, .. } => f(cond),
+        Terminator::Table { index, .. } => f(index),
+        Terminator::Jump(_) | Terminator::Exit => {}
+    }
+    for call in calls_mut(term) {
+        call.args.iter_mut().for_each(&mut f);
+    }
 }
 
 /// Every block call of `term`, mutably (the order of `analysis::block_calls`).

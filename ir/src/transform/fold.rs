@@ -33,7 +33,7 @@
 
 use cranelift_entity::SecondaryMap;
 
-use super::compact::{calls_mut, compact};
+use super::compact::{compact, map_uses};
 use super::const_lattice::{Facts, analyze};
 use super::dead_code::{DeadCounts, empty_unreachable, remove_dead};
 use crate::analysis::{Cfg, DomTree};
@@ -308,20 +308,5 @@ fn substitute(kernel: &mut Kernel, alias: &SecondaryMap<Value, Option<Value>>) {
         }
         v
     };
-    let map = |v: &mut Value| *v = resolve(*v);
-    for block in kernel.blocks.values_mut() {
-        for &inst in &block.insts {
-            kernel.insts[inst].args.iter_mut().for_each(map);
-        }
-        if let Some(term) = &mut block.term {
-            match term {
-                Terminator::Branch { cond, .. } => map(cond),
-                Terminator::Table { index, .. } => map(index),
-                Terminator::Jump(_) | Terminator::Exit => {}
-            }
-            for call in calls_mut(term) {
-                call.args.iter_mut().for_each(map);
-            }
-        }
-    }
+    map_uses(kernel, |v: &mut Value| *v = resolve(*v));
 }

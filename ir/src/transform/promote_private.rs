@@ -21,12 +21,12 @@ use std::collections::HashMap;
 use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, SecondaryMap};
 
-use super::compact::{calls_mut, compact};
+use super::compact::{calls_mut, compact, map_uses};
 use super::private_slots::{Slot, SlotAccess, Slots, const_bits, find_slots, int_type_for_bits};
 use super::slot_placement::place_params;
 use crate::analysis::{Cfg, DomTree};
 use crate::entities::{Block, Inst, Value};
-use crate::inst::{CastOp, IBinOp, InstKind, Terminator};
+use crate::inst::{CastOp, IBinOp, InstKind};
 use crate::kernel::Kernel;
 use crate::types::Type;
 use crate::verify::{VerifyError, verify};
@@ -279,22 +279,7 @@ impl Rewriter<'_> {
     fn substitute(&mut self) {
         let alias = &self.alias;
         let map = |v: &mut Value| *v = alias[*v].unwrap_or(*v);
-        let kernel = &mut *self.kernel;
-        for block in kernel.blocks.values_mut() {
-            for &inst in &block.insts {
-                kernel.insts[inst].args.iter_mut().for_each(map);
-            }
-            if let Some(term) = &mut block.term {
-                match term {
-                    Terminator::Branch { cond, .. } => map(cond),
-                    Terminator::Table { index, .. } => map(index),
-                    Terminator::Jump(_) | Terminator::Exit => {}
-                }
-                for call in calls_mut(term) {
-                    call.args.iter_mut().for_each(map);
-                }
-            }
-        }
+        map_uses(self.kernel, map);
     }
 
     /// Removes the address constants only the removed accesses used.
