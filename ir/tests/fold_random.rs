@@ -8,8 +8,12 @@
 //! Each kernel must run identically (memory and fault) before and after on
 //! the golden interpreter, verify, and be left alone by a second run.
 
+#[path = "support/rng.rs"]
+mod rng;
+
 mod promote_support;
 
+use rng::Rng;
 use std::collections::HashMap;
 
 use cranelift_entity::packed_option::ReservedValue;
@@ -27,27 +31,6 @@ const LANES: u32 = 16;
 /// Output bytes per lane (words picked at random inside).
 const LANE_OUT: u64 = 256;
 const MAX_DEPTH: u32 = 2;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
 
 const INTS: [Type; 5] = [Type::I1, Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOATS: [Type; 3] = [Type::F16, Type::F32, Type::F64];

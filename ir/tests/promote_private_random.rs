@@ -6,10 +6,14 @@
 //! barriers, and optionally a dynamic-address access or accesses that fault.
 //! The kernel must run identically (memory and fault) before and after.
 
+#[path = "support/rng.rs"]
+mod rng;
+
 mod promote_support;
 
 use cranelift_entity::packed_option::ReservedValue;
 use promote_support::{BASE, private_accesses, promote_and_compare, run};
+use rng::Rng;
 use wavejit_ir::transform::promote_private;
 use wavejit_ir::{
     AddrSpace, Block, BlockCall, Builtin, CastOp, Dispatch, IBinOp, InstKind, IntCC, Kernel,
@@ -22,24 +26,6 @@ const MAX_DEPTH: u32 = 3;
 /// Output bytes per lane: 16 emitted words, then the region's final words.
 const LANE_OUT: u64 = 128;
 const LANES: u32 = 16;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 struct Gen {
     rng: Rng,

@@ -3,7 +3,11 @@
 //! all target values (decoded by the oracle crates where they exist), plus
 //! float -> int and f64 -> f32 against host-derived oracles.
 
+#[path = "support/rng.rs"]
+mod rng;
+
 use half::{bf16, f16};
+use rng::Rng;
 use wavejit_ir::semantics::convert::{fcvt, ftoi};
 use wavejit_ir::{FloatFormat, FloatMode, Round, Type};
 
@@ -136,16 +140,6 @@ impl Ladder {
         }
         let idx = if to_hi { lo + 1 } else { lo };
         (sign | idx as u64, flags)
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 }
 

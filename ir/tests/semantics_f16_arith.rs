@@ -2,7 +2,11 @@
 //! exact result (computed in f64, exact or safely rounded for f16 operands) placed
 //! between its two neighbouring f16 values by binary search.
 
+#[path = "support/rng.rs"]
+mod rng;
+
 use half::f16;
+use rng::Rng;
 use wavejit_ir::semantics::arith::{fbinary_f16, fma_f16, funary_f16};
 use wavejit_ir::{FBinOp, FUnOp, FloatMode, Round};
 
@@ -86,14 +90,7 @@ fn oracle(ladder: &[f64], v: f64, round: Round) -> (u16, u32) {
     (bits | if neg { 0x8000 } else { 0 }, flags)
 }
 
-struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
     fn finite_f16(&mut self) -> u16 {
         loop {
             let h = self.next() as u16;

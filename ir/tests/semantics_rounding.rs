@@ -1,6 +1,10 @@
 //! Correct rounding in all five directions with exact flags, checked against hand
 //! computed cases and against independent oracles built from host IEEE arithmetic.
 
+#[path = "support/rng.rs"]
+mod rng;
+
+use rng::Rng;
 use wavejit_ir::semantics::arith::{
     fbinary, fbinary_f32, fbinary_f64, fma_f32, fma_f64, funary_f32,
 };
@@ -25,15 +29,7 @@ fn b32(op: FBinOp, a: u32, b: u32, round: Round) -> (u32, u32) {
     fbinary_f32(op, a, b, &mode(round))
 }
 
-/// Tiny deterministic generator (xorshift64*).
-struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
     /// A float pattern biased toward interesting exponents.
     fn f32(&mut self) -> u32 {
         let r = self.next();
