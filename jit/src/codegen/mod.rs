@@ -133,24 +133,29 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
     let id = module
         .declare_function("wavejit_kernel", Linkage::Export, &sig)
         .map_err(|e| JitError::Cranelift(e.to_string()))?;
-    let mut ctx = module.make_context();
+    let mut reuse = Contexts::take();
+    let Contexts { ctx, fctx } = &mut *reuse;
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
-    let mut fctx = FunctionBuilderContext::new();
     {
-        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let b = FunctionBuilder::new(&mut ctx.func, fctx);
         Lower::build(b, kernel, plan, lanes, module.target_config())?;
     }
-    // `WAVEJIT_JIT_DUMP=1` prints the generated machine code (for profiling).
+    // `WAVEJIT_JIT_DUMP=1` prints the Cranelift IR and the generated machine
+    // code (for profiling).
     let dump = std::env::var_os("WAVEJIT_JIT_DUMP").is_some();
     ctx.set_disasm(dump);
+    if dump {
+        eprintln!("{}", ctx.func.display());
+    }
     module
-        .define_function(id, &mut ctx)
+        .define_function(id, ctx)
         .map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
     if dump && let Some(code) = ctx.compiled_code() {
         eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
     }
-    module.clear_context(&mut ctx);
+    module.clear_context(ctx);
+    reuse.give_back();
     module
         .finalize_definitions()
         .map_err(|e| JitError::Cranelift(e.to_string()))?;
@@ -161,6 +166,37 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
         module: Mutex::new(Some(module)),
         func,
     })
+}
+
+/// Cranelift's per-function working memory (IR, CFG, dominator tree, the
+/// register allocator's tables), kept per thread between compiles: building
+/// it afresh costs allocator traffic on every compile, and Cranelift's
+/// `Context` is meant to be reused.
+struct Contexts {
+    ctx: cranelift_codegen::Context,
+    fctx: FunctionBuilderContext,
+}
+
+thread_local! {
+    static CONTEXTS: std::cell::Cell<Option<Box<Contexts>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Contexts {
+    /// This thread's contexts (fresh ones when none are kept, e.g. when an
+    /// earlier compile returned an error before giving them back).
+    fn take() -> Box<Contexts> {
+        CONTEXTS.take().unwrap_or_else(|| {
+            Box::new(Contexts {
+                ctx: cranelift_codegen::Context::new(),
+                fctx: FunctionBuilderContext::new(),
+            })
+        })
+    }
+
+    /// Keeps the contexts (cleared) for this thread's next compile.
+    fn give_back(self: Box<Self>) {
+        CONTEXTS.set(Some(self));
+    }
 }
 
 /// Signatures of the host helpers.
