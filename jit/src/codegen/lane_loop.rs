@@ -36,23 +36,24 @@ impl Lower<'_, '_> {
         self.b.ins().jump(header, &[zero.into()]);
 
         self.b.switch_to_block(header);
-        let done = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, i, self.n);
+        let n = self.n();
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
         self.b.ins().brif(done, exit, &[], body, &[]);
 
         self.b.switch_to_block(body);
         let tr = MemFlagsData::trusted();
         let i64v = self.b.ins().uextend(types::I64, i);
         let lane_off = self.b.ins().ishl_imm_s(i64v, 2);
-        let lp = self.b.ins().iadd(self.list, lane_off);
+        let list = self.list();
+        let lp = self.b.ins().iadd(list, lane_off);
         let lane32 = self.b.ins().load(types::I32, tr, lp, 0);
         let lane = self.b.ins().uextend(types::I64, lane32);
         let rec_off = self.b.ins().imul_imm_s(lane, LANE_SIZE);
-        let rec = self.b.ins().iadd(self.lanes, rec_off);
+        let lanes = self.batch_ptr(off::LANES);
+        let rec = self.b.ins().iadd(lanes, rec_off);
         let reg_off = self.b.ins().ishl_imm_s(lane, 3);
-        let regs = self.b.ins().iadd(self.regs, reg_off);
+        let slab = self.batch_ptr(off::REGS);
+        let regs = self.b.ins().iadd(slab, reg_off);
         self.lc = Some(LaneCtx { rec, regs, latch });
         self.env.clear();
         if check {

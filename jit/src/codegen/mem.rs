@@ -286,10 +286,11 @@ impl Lower<'_, '_> {
             self.fault_if(bad, inst.as_u32(), addr)?;
             let out = self.b.ins().stack_addr(types::I64, self.scratch, 0);
             let f = self.iconst(types::I64, wj_global_atomic as *const () as i64);
+            let host = self.batch_ptr(off::HOST);
             let call = self.b.ins().call_indirect(
                 self.sigs.global_atomic,
                 f,
-                &[self.host, addr, nbytes, opc, a, b, out],
+                &[host, addr, nbytes, opc, a, b, out],
             );
             let ok = self.b.inst_results(call)[0];
             let bad = self.b.ins().icmp_imm_s(CC::Equal, ok, 0);

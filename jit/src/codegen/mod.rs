@@ -224,11 +224,8 @@ pub(crate) struct Lower<'a, 'b> {
     plan: &'a Plan,
     /// Bytes between the slots of consecutive values (lanes * 8).
     stride: i64,
-    list: ir::Value,
-    n: ir::Value,
-    regs: ir::Value,
-    lanes: ir::Value,
-    host: ir::Value,
+    /// Holds the `list` and `n` parameters (see [`Lower::list`]).
+    params: ir::StackSlot,
     batch: ir::Value,
     /// Stack slot of the return value: 1 once a lane faulted. A slot rather
     /// than an SSA variable: the variable put a block parameter on every join
@@ -259,10 +256,10 @@ impl<'a, 'b> Lower<'a, 'b> {
         let [batch, seg, list, n, limit] = params[..] else {
             return Err(JitError::Cranelift("kernel function parameters".into()));
         };
-        let tr = MemFlagsData::trusted();
-        let regs = b.ins().load(types::I64, tr, batch, off::REGS);
-        let lanes_ptr = b.ins().load(types::I64, tr, batch, off::LANES);
-        let host = b.ins().load(types::I64, tr, batch, off::HOST);
+        let params_slot =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+        b.ins().stack_store(types::I64, list, params_slot, 0);
+        b.ins().stack_store(types::I64, n, params_slot, 8);
         let faulted =
             b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 4, 2));
         let zero = b.ins().iconst(types::I32, 0);
@@ -311,11 +308,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             kernel,
             plan,
             stride: lanes as i64 * 8,
-            list,
-            n,
-            regs,
-            lanes: lanes_ptr,
-            host,
+            params: params_slot,
             batch,
             faulted,
             scratch,
@@ -370,6 +363,30 @@ impl<'a, 'b> Lower<'a, 'b> {
             may_have_faulted |= run.guarded;
         }
         Ok(())
+    }
+
+    /// The `list` parameter. It and the other pointers every lane loop needs
+    /// are read where used rather than kept in registers: live through the
+    /// whole function and across the helper calls of the cold paths, they made
+    /// register allocation most of the compile time (and were spilled anyway).
+    fn list(&mut self) -> ir::Value {
+        self.b
+            .ins()
+            .stack_load(types::I64, types::I64, self.params, 0)
+    }
+
+    /// The `n` parameter: how many lanes `list` holds.
+    fn n(&mut self) -> ir::Value {
+        self.b
+            .ins()
+            .stack_load(types::I64, types::I32, self.params, 8)
+    }
+
+    /// A pointer field of the batch context (`abi::off`).
+    fn batch_ptr(&mut self, field: i32) -> ir::Value {
+        self.b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), self.batch, field)
     }
 
     /// Lane slot address offset of IR value `v`.
@@ -479,11 +496,12 @@ impl<'a, 'b> Lower<'a, 'b> {
             .ins()
             .stack_addr(types::I64, self.scratch, (PURE_MAX_ARGS * 8) as i32);
         let f = self.iconst(types::I64, crate::helpers::wj_pure as *const () as i64);
+        let host = self.batch_ptr(off::HOST);
         let code = self.iconst(types::I32, inst.as_u32() as i64);
         let call = self
             .b
             .ins()
-            .call_indirect(self.sigs.pure, f, &[self.host, code, base, out]);
+            .call_indirect(self.sigs.pure, f, &[host, code, base, out]);
         let ok = self.b.inst_results(call)[0];
         let bad = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, ok, 0);
         let zero = self.iconst(types::I64, 0);
@@ -514,11 +532,13 @@ impl<'a, 'b> Lower<'a, 'b> {
         let rec_of = |this: &mut Self, i: ir::Value| {
             let i64v = this.b.ins().uextend(types::I64, i);
             let off = this.b.ins().ishl_imm_s(i64v, 2);
-            let p = this.b.ins().iadd(this.list, off);
+            let list = this.list();
+            let p = this.b.ins().iadd(list, off);
             let lane = this.b.ins().load(types::I32, tr, p, 0);
             let lane = this.b.ins().uextend(types::I64, lane);
             let roff = this.b.ins().imul_imm_s(lane, crate::abi::LANE_SIZE);
-            this.b.ins().iadd(this.lanes, roff)
+            let lanes = this.batch_ptr(off::LANES);
+            this.b.ins().iadd(lanes, roff)
         };
         let zero = self.iconst(types::I32, 0);
         let rec0 = rec_of(self, zero);
@@ -536,10 +556,8 @@ impl<'a, 'b> Lower<'a, 'b> {
         let i = self.b.append_block_param(header, types::I32);
         self.b.ins().jump(header, &[zero.into()]);
         self.b.switch_to_block(header);
-        let done = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, i, self.n);
+        let n = self.n();
+        let done = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, n);
         self.b.ins().brif(done, go, &[], body, &[]);
         self.b.switch_to_block(body);
         let rec = rec_of(self, i);

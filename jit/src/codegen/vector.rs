@@ -30,6 +30,7 @@ use cranelift_codegen::ir::{
 use wavejit_ir::{self as wj, CastOp, Denorm, FBinOp, FUnOp, FloatMode, InstKind, NanMode};
 
 use super::Lower;
+use crate::abi::off;
 use crate::error::JitError;
 use crate::plan::{Run, const_bits};
 
@@ -95,12 +96,16 @@ impl Lower<'_, '_> {
         self.b.ins().jump(header, &[zero.into()]);
 
         self.b.switch_to_block(header);
-        let done = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, self.n);
+        let n = self.n();
+        let done = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, n);
         self.b.ins().brif(done, exit, &[], body, &[]);
 
         self.b.switch_to_block(body);
         let tr = MemFlagsData::trusted();
-        let last = self.b.ins().iadd_imm_s(self.n, -1);
+        let n = self.n();
+        let last = self.b.ins().iadd_imm_s(n, -1);
+        let list = self.list();
+        let slab = self.batch_ptr(off::REGS);
         let mut bases = [zero; WIDTH];
         for (k, base) in bases.iter_mut().enumerate() {
             let pos = if k == 0 {
@@ -111,11 +116,11 @@ impl Lower<'_, '_> {
             };
             let pos = self.b.ins().uextend(types::I64, pos);
             let off = self.b.ins().ishl_imm_s(pos, 2);
-            let p = self.b.ins().iadd(self.list, off);
+            let p = self.b.ins().iadd(list, off);
             let lane = self.b.ins().load(types::I32, tr, p, 0);
             let lane = self.b.ins().uextend(types::I64, lane);
             let off = self.b.ins().ishl_imm_s(lane, 3);
-            *base = self.b.ins().iadd(self.regs, off);
+            *base = self.b.ins().iadd(slab, off);
         }
         let zeros = self.splat_raw(0);
         let mut st = VecState {
@@ -149,9 +154,8 @@ impl Lower<'_, '_> {
             );
             let lanes = self.iconst(types::I64, self.stride / 8);
             let ints = [seg as i64, r as i64, WIDTH as i64].map(|x| self.iconst(types::I32, x));
-            let args = [
-                self.host, ints[0], ints[1], self.list, i, self.n, ints[2], self.regs, lanes,
-            ];
+            let host = self.batch_ptr(off::HOST);
+            let args = [host, ints[0], ints[1], list, i, n, ints[2], slab, lanes];
             self.b.ins().call_indirect(self.sigs.vector_exact, f, &args);
             self.b.ins().jump(latch, &[]);
             self.b.switch_to_block(store);
