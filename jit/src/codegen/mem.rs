@@ -2,7 +2,9 @@
 //! `MemAccess.align` (atomics: their width) first, then the whole range. A refused
 //! access records a fault; the Rust side derives its exact cause.
 
-use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types};
+use cranelift_codegen::ir::{
+    self, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, condcodes::IntCC as CC, types,
+};
 use wavejit_ir::{AddrSpace, AtomicOp, Inst, InstKind, MemAccess, Type};
 
 use super::{Lower, cl_ty};
@@ -160,8 +162,9 @@ impl Lower<'_, '_> {
     }
 
     /// Reads the run's scalar uniform loads at constant, aligned offsets once,
-    /// before its lane loop (every lane reads the same bits). Out of range, the
-    /// read goes to the batch context instead and the lanes fault at the load.
+    /// before its lane loop (every lane reads the same bits) into a stack slot
+    /// ([`Lower::hoisted`]). Out of range, the read goes to the batch context
+    /// instead and the lanes fault at the load.
     pub(super) fn hoist_uniform_loads(&mut self, insts: &[Inst]) {
         self.hoisted.clear();
         let tr = MemFlagsData::trusted();
@@ -191,7 +194,15 @@ impl Lower<'_, '_> {
             let p = self.b.ins().iadd_imm_s(base, off as i64);
             let p = self.b.ins().select(fits, p, self.batch);
             let x = self.load_elem(a, p, 0);
-            self.hoisted.insert(inst, (fits, x));
+            let bad = self.b.ins().bxor_imm_s(fits, 1);
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                16,
+                3,
+            ));
+            self.b.ins().stack_store(types::I64, x, slot, 0);
+            self.b.ins().stack_store(types::I64, bad, slot, 8);
+            self.hoisted.insert(inst, slot);
         }
     }
 
@@ -211,13 +222,14 @@ impl Lower<'_, '_> {
     }
 
     pub(super) fn load(&mut self, inst: Inst, a: &MemAccess) -> Result<(), JitError> {
-        if let Some(&(fits, x)) = self.hoisted.get(&inst) {
+        if let Some(&slot) = self.hoisted.get(&inst) {
             let data = &self.kernel.insts[inst];
             let (raw, res) = (data.args[0], data.results[0]);
             let raw = self.val(raw)?;
             let addr = self.space_addr(a.space, raw);
-            let bad = self.b.ins().bxor_imm_s(fits, 1);
+            let bad = self.b.ins().stack_load(types::I64, types::I8, slot, 8);
             self.fault_if(bad, inst.as_u32(), addr)?;
+            let x = self.b.ins().stack_load(types::I64, cl_ty(a.ty), slot, 0);
             return self.def(res, x);
         }
         let data = &self.kernel.insts[inst];

@@ -237,8 +237,11 @@ pub(crate) struct Lower<'a, 'b> {
     /// IR values available as SSA values in the current run (for the current lane).
     env: HashMap<wj::Value, ir::Value>,
     /// Uniform loads at constant offsets read once before the current run's
-    /// lane loop: (offset in range, value read or read elsewhere if not).
-    hoisted: HashMap<wj::Inst, (ir::Value, ir::Value)>,
+    /// lane loop, by stack slot: the value at 0 (read elsewhere when out of
+    /// range), 1 at 8 when out of range. In a slot rather than SSA values live
+    /// through the loop: those were spilled around the cold helper calls anyway
+    /// and cost register allocation time.
+    hoisted: HashMap<wj::Inst, ir::StackSlot>,
 }
 
 impl<'a, 'b> Lower<'a, 'b> {
