@@ -165,6 +165,21 @@ impl Lower<'_, '_> {
         self.b.ins().icmp(CC::UnsignedGreaterThan, m, e)
     }
 
+    /// The bits of `x` when it is an `iconst`.
+    fn const_bits_of(&self, x: ir::Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let ir::ValueDef::Result(inst, 0) = dfg.value_def(x) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            ir::InstructionData::UnaryImm {
+                opcode: ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        }
+    }
+
     fn as_float(&mut self, f: Bits, x: ir::Value) -> ir::Value {
         self.b.ins().bitcast(f.float, MemFlagsData::new(), x)
     }
@@ -191,6 +206,14 @@ impl Lower<'_, '_> {
         self.b.switch_to_block(slow);
         let mut nan = self.iconst(f.int, f.exp | f.quiet);
         for &x in ops.iter().rev() {
+            // Constant operands (the common `x * const`) are decided here:
+            // fewer instructions to allocate registers for.
+            if let Some(k) = self.const_bits_of(x) {
+                if k & f.mag > f.exp {
+                    nan = self.iconst(f.int, k | f.quiet);
+                }
+                continue;
+            }
             let xn = self.is_nan(f, x);
             let q = self.b.ins().bor_imm_s(x, f.quiet);
             nan = self.b.ins().select(xn, q, nan);
