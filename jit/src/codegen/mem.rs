@@ -7,7 +7,7 @@ use cranelift_codegen::ir::{
 };
 use wavejit_ir::{AddrSpace, AtomicOp, Inst, InstKind, MemAccess, Type};
 
-use super::{Lower, cl_ty};
+use super::{Helper, Lower, cl_ty};
 use crate::abi::{GC_ENTRY_SIZE, off};
 use crate::error::JitError;
 use crate::helpers::{atomic_code, wj_global_atomic, wj_global_ptr, wj_rmw};
@@ -146,10 +146,11 @@ impl Lower<'_, '_> {
         let len = self.iconst(types::I64, size);
         let w = self.iconst(types::I32, i64::from(write));
         let site = self.iconst(types::I32, i64::from(site));
-        let call =
-            self.b
-                .ins()
-                .call_indirect(self.sigs.global_ptr, f, &[self.batch, addr, len, w, site]);
+        let sig = self.sig(Helper::GlobalPtr);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(sig, f, &[self.batch, addr, len, w, site]);
         let sp = self.b.inst_results(call)[0];
         let mut bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
         if let Some(m) = misaligned {
@@ -299,11 +300,11 @@ impl Lower<'_, '_> {
             let out = self.b.ins().stack_addr(types::I64, self.scratch, 0);
             let f = self.iconst(types::I64, wj_global_atomic as *const () as i64);
             let host = self.batch_ptr(off::HOST);
-            let call = self.b.ins().call_indirect(
-                self.sigs.global_atomic,
-                f,
-                &[host, addr, nbytes, opc, a, b, out],
-            );
+            let sig = self.sig(Helper::GlobalAtomic);
+            let call = self
+                .b
+                .ins()
+                .call_indirect(sig, f, &[host, addr, nbytes, opc, a, b, out]);
             let ok = self.b.inst_results(call)[0];
             let bad = self.b.ins().icmp_imm_s(CC::Equal, ok, 0);
             self.fault_if(bad, inst.as_u32(), addr)?;
@@ -315,10 +316,11 @@ impl Lower<'_, '_> {
             let old = self.b.ins().load(ct, guest(), p, 0);
             let old64 = self.zext64(old);
             let f = self.iconst(types::I64, wj_rmw as *const () as i64);
+            let sig = self.sig(Helper::Rmw);
             let call = self
                 .b
                 .ins()
-                .call_indirect(self.sigs.rmw, f, &[opc, nbytes, old64, a, b]);
+                .call_indirect(sig, f, &[opc, nbytes, old64, a, b]);
             let new = self.b.inst_results(call)[0];
             let new = if ct == types::I64 {
                 new

@@ -143,7 +143,8 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
     }
     // `WAVEJIT_JIT_DUMP=1` prints the Cranelift IR and the generated machine
     // code (for profiling).
-    let dump = std::env::var_os("WAVEJIT_JIT_DUMP").is_some();
+    static DUMP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let dump = *DUMP.get_or_init(|| std::env::var_os("WAVEJIT_JIT_DUMP").is_some());
     ctx.set_disasm(dump);
     if dump {
         eprintln!("{}", ctx.func.display());
@@ -199,13 +200,37 @@ impl Contexts {
     }
 }
 
-/// Signatures of the host helpers.
+/// The host helpers compiled code calls (`crate::helpers`).
+#[derive(Copy, Clone)]
+pub(crate) enum Helper {
+    Pure,
+    GlobalPtr,
+    GlobalAtomic,
+    Rmw,
+    VectorExact,
+}
+
+impl Helper {
+    const COUNT: usize = 5;
+
+    /// Parameter and result types of the helper's signature.
+    fn types(self) -> (&'static [ir::Type], ir::Type) {
+        use types::{I32, I64};
+        match self {
+            Helper::Pure => (&[I64, I32, I64, I64], I32),
+            Helper::GlobalPtr => (&[I64, I64, I64, I32, I32], I64),
+            Helper::GlobalAtomic => (&[I64, I64, I32, I32, I64, I64, I64], I32),
+            Helper::Rmw => (&[I32, I32, I64, I64, I64], I64),
+            Helper::VectorExact => (&[I64, I32, I32, I64, I32, I32, I32, I64, I64], I32),
+        }
+    }
+}
+
+/// Signatures of the host helpers, imported on first use: Cranelift lays out
+/// the arguments of every imported signature, used or not.
 struct Sigs {
-    pure: ir::SigRef,
-    global_ptr: ir::SigRef,
-    global_atomic: ir::SigRef,
-    rmw: ir::SigRef,
-    vector_exact: ir::SigRef,
+    call_conv: cranelift_codegen::isa::CallConv,
+    imported: [Option<ir::SigRef>; Helper::COUNT],
 }
 
 /// The per-lane loop currently being emitted.
@@ -272,23 +297,9 @@ impl<'a, 'b> Lower<'a, 'b> {
             ((PURE_MAX_ARGS + PURE_MAX_RESULTS) * 8) as u32,
             3,
         ));
-        let sig = |params: &[ir::Type], ret: Option<ir::Type>| {
-            let mut s = Signature::new(cfg.default_call_conv);
-            s.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-            s.returns.extend(ret.map(AbiParam::new));
-            s
-        };
-        let (i32t, i64t) = (types::I32, types::I64);
         let sigs = Sigs {
-            pure: b.import_signature(sig(&[i64t, i32t, i64t, i64t], Some(i32t))),
-            global_ptr: b.import_signature(sig(&[i64t, i64t, i64t, i32t, i32t], Some(i64t))),
-            global_atomic: b
-                .import_signature(sig(&[i64t, i64t, i32t, i32t, i64t, i64t, i64t], Some(i32t))),
-            rmw: b.import_signature(sig(&[i32t, i32t, i64t, i64t, i64t], Some(i64t))),
-            vector_exact: b.import_signature(sig(
-                &[i64t, i32t, i32t, i64t, i32t, i32t, i32t, i64t, i64t],
-                Some(i32t),
-            )),
+            call_conv: cfg.default_call_conv,
+            imported: [None; Helper::COUNT],
         };
         let ret = b.create_block();
         // One dispatch on the segment number, for the entry and for chaining
@@ -390,6 +401,20 @@ impl<'a, 'b> Lower<'a, 'b> {
         self.b
             .ins()
             .load(types::I64, MemFlagsData::trusted(), self.batch, field)
+    }
+
+    /// The signature of helper `h` (imported on first use).
+    fn sig(&mut self, h: Helper) -> ir::SigRef {
+        if let Some(s) = self.sigs.imported[h as usize] {
+            return s;
+        }
+        let (params, ret) = h.types();
+        let mut sig = Signature::new(self.sigs.call_conv);
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.push(AbiParam::new(ret));
+        let s = self.b.import_signature(sig);
+        self.sigs.imported[h as usize] = Some(s);
+        s
     }
 
     /// Lane slot address offset of IR value `v`.
@@ -501,10 +526,8 @@ impl<'a, 'b> Lower<'a, 'b> {
         let f = self.iconst(types::I64, crate::helpers::wj_pure as *const () as i64);
         let host = self.batch_ptr(off::HOST);
         let code = self.iconst(types::I32, inst.as_u32() as i64);
-        let call = self
-            .b
-            .ins()
-            .call_indirect(self.sigs.pure, f, &[host, code, base, out]);
+        let sig = self.sig(Helper::Pure);
+        let call = self.b.ins().call_indirect(sig, f, &[host, code, base, out]);
         let ok = self.b.inst_results(call)[0];
         let bad = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, ok, 0);
         let zero = self.iconst(types::I64, 0);

@@ -156,7 +156,8 @@ impl Lower<'_, '_> {
             let ints = [seg as i64, r as i64, WIDTH as i64].map(|x| self.iconst(types::I32, x));
             let host = self.batch_ptr(off::HOST);
             let args = [host, ints[0], ints[1], list, i, n, ints[2], slab, lanes];
-            self.b.ins().call_indirect(self.sigs.vector_exact, f, &args);
+            let sig = self.sig(super::Helper::VectorExact);
+            self.b.ins().call_indirect(sig, f, &args);
             self.b.ins().jump(latch, &[]);
             self.b.switch_to_block(store);
         }
