@@ -179,6 +179,21 @@ pub unsafe extern "C" fn wj_global_ptr(
     }
 }
 
+/// [`wj_global_ptr`] with the arguments `[batch, addr, len, write, site]` in
+/// `args` (32-bit ones in the low half of their word) and the result written
+/// over `args[0]`: the form `preserving::wj_call_preserving` calls.
+///
+/// # Safety
+/// `args` must hold the five words, valid as [`wj_global_ptr`] requires.
+#[cfg(target_arch = "x86_64")]
+pub unsafe extern "C" fn wj_global_ptr_mem(args: *mut u64) {
+    // SAFETY: the caller passes five argument words.
+    let a = unsafe { std::slice::from_raw_parts_mut(args, 5) };
+    // SAFETY: forwarded from the caller's contract.
+    let p = unsafe { wj_global_ptr(a[0] as *mut BatchCtx, a[1], a[2], a[3] as u32, a[4] as u32) };
+    a[0] = p as u64;
+}
+
 /// Global atomic of `bytes` (4 or 8) at `addr`; the old value goes to `*out`.
 /// Returns 0 when the access is refused.
 ///

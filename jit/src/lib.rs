@@ -44,6 +44,8 @@ mod error;
 mod exec;
 mod helpers;
 mod plan;
+#[cfg(target_arch = "x86_64")]
+mod preserving;
 mod run;
 
 use std::collections::HashMap;

@@ -10,7 +10,9 @@ use wavejit_ir::{AddrSpace, AtomicOp, Inst, InstKind, MemAccess, Type};
 use super::{Helper, Lower, cl_ty};
 use crate::abi::{GC_ENTRY_SIZE, off};
 use crate::error::JitError;
-use crate::helpers::{atomic_code, wj_global_atomic, wj_global_ptr, wj_rmw};
+#[cfg(not(target_arch = "x86_64"))]
+use crate::helpers::wj_global_ptr;
+use crate::helpers::{atomic_code, wj_global_atomic, wj_rmw};
 use crate::plan::const_bits;
 
 /// Guest memory: checked by us, so it never traps, but it may be misaligned.
@@ -142,16 +144,10 @@ impl Lower<'_, '_> {
         self.b.set_cold_block(slow);
         self.b.ins().brif(ok, join, &[hp.into()], slow, &[]);
         self.b.switch_to_block(slow);
-        let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
         let len = self.iconst(types::I64, size);
         let w = self.iconst(types::I32, i64::from(write));
         let site = self.iconst(types::I32, i64::from(site));
-        let sig = self.sig(Helper::GlobalPtr);
-        let call = self
-            .b
-            .ins()
-            .call_indirect(sig, f, &[self.batch, addr, len, w, site]);
-        let sp = self.b.inst_results(call)[0];
+        let sp = self.call_global_ptr([self.batch, addr, len, w, site]);
         let mut bad = self.b.ins().icmp_imm_s(CC::Equal, sp, 0);
         if let Some(m) = misaligned {
             bad = self.b.ins().bor(bad, m);
@@ -160,6 +156,36 @@ impl Lower<'_, '_> {
         self.b.ins().jump(join, &[sp.into()]);
         self.b.switch_to_block(join);
         Ok(p)
+    }
+
+    /// `helpers::wj_global_ptr(batch, addr, len, write, site)`, through
+    /// [`crate::preserving`] where it exists.
+    fn call_global_ptr(&mut self, args: [ir::Value; 5]) -> ir::Value {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let base = self.b.ins().stack_addr(types::I64, self.scratch, 0);
+            for (k, &a) in args.iter().enumerate() {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), a, base, (k * 8) as i32);
+            }
+            let helper = crate::helpers::wj_global_ptr_mem as *const () as i64;
+            let helper = self.iconst(types::I64, helper);
+            let f = crate::preserving::wj_call_preserving as *const () as i64;
+            let f = self.iconst(types::I64, f);
+            let sig = self.sig(Helper::Preserving);
+            self.b.ins().call_indirect(sig, f, &[base, helper]);
+            self.b
+                .ins()
+                .load(types::I64, MemFlagsData::trusted(), base, 0)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let f = self.iconst(types::I64, wj_global_ptr as *const () as i64);
+            let sig = self.sig(Helper::GlobalPtr);
+            let call = self.b.ins().call_indirect(sig, f, &args);
+            self.b.inst_results(call)[0]
+        }
     }
 
     /// Reads the run's scalar uniform loads at constant, aligned offsets once,

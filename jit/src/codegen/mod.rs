@@ -204,24 +204,32 @@ impl Contexts {
 #[derive(Copy, Clone)]
 pub(crate) enum Helper {
     Pure,
+    /// Called directly where [`Helper::Preserving`] does not exist.
+    #[cfg(not(target_arch = "x86_64"))]
     GlobalPtr,
     GlobalAtomic,
     Rmw,
     VectorExact,
+    /// `preserving::wj_call_preserving(args, helper)`: clobbers nothing.
+    #[cfg(target_arch = "x86_64")]
+    Preserving,
 }
 
 impl Helper {
-    const COUNT: usize = 5;
+    const COUNT: usize = 6;
 
     /// Parameter and result types of the helper's signature.
-    fn types(self) -> (&'static [ir::Type], ir::Type) {
+    fn types(self) -> (&'static [ir::Type], Option<ir::Type>) {
         use types::{I32, I64};
         match self {
-            Helper::Pure => (&[I64, I32, I64, I64], I32),
-            Helper::GlobalPtr => (&[I64, I64, I64, I32, I32], I64),
-            Helper::GlobalAtomic => (&[I64, I64, I32, I32, I64, I64, I64], I32),
-            Helper::Rmw => (&[I32, I32, I64, I64, I64], I64),
-            Helper::VectorExact => (&[I64, I32, I32, I64, I32, I32, I32, I64, I64], I32),
+            Helper::Pure => (&[I64, I32, I64, I64], Some(I32)),
+            #[cfg(not(target_arch = "x86_64"))]
+            Helper::GlobalPtr => (&[I64, I64, I64, I32, I32], Some(I64)),
+            Helper::GlobalAtomic => (&[I64, I64, I32, I32, I64, I64, I64], Some(I32)),
+            Helper::Rmw => (&[I32, I32, I64, I64, I64], Some(I64)),
+            Helper::VectorExact => (&[I64, I32, I32, I64, I32, I32, I32, I64, I64], Some(I32)),
+            #[cfg(target_arch = "x86_64")]
+            Helper::Preserving => (&[I64, I64], None),
         }
     }
 }
@@ -409,9 +417,16 @@ impl<'a, 'b> Lower<'a, 'b> {
             return s;
         }
         let (params, ret) = h.types();
-        let mut sig = Signature::new(self.sigs.call_conv);
+        #[cfg(target_arch = "x86_64")]
+        let conv = match h {
+            Helper::Preserving => cranelift_codegen::isa::CallConv::PreserveAll,
+            _ => self.sigs.call_conv,
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let conv = self.sigs.call_conv;
+        let mut sig = Signature::new(conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-        sig.returns.push(AbiParam::new(ret));
+        sig.returns.extend(ret.map(AbiParam::new));
         let s = self.b.import_signature(sig);
         self.sigs.imported[h as usize] = Some(s);
         s
