@@ -282,7 +282,9 @@ pub fn quick_report() -> Vec<Row> {
     for ops in [16usize, 256, 1024] {
         let k = parse(&kernels::sized_text(ops));
         let n = k.op_count();
-        let t = median_time(3, || {
+        // Median of 15 fresh engines after a warm-up: one compile is a few hundred
+        // microseconds, so three samples were mostly scheduler and cache noise.
+        let t = median_time(15, || {
             let fresh = Jit::default();
             let _ = fresh.compile(&k, 256);
         });
