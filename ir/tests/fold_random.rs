@@ -193,49 +193,8 @@ impl Gen {
         let fmt2 = self.rng.pick(&FloatFormat::ALL);
         let r = &mut self.rng;
         let (kind, tys): (InstKind, Vec<Type>) = match r.below(16) {
-            0 | 1 => {
-                let ops = [
-                    IBinOp::Add,
-                    IBinOp::Sub,
-                    IBinOp::Mul,
-                    IBinOp::MulHiU,
-                    IBinOp::MulHiS,
-                    IBinOp::DivU,
-                    IBinOp::DivS,
-                    IBinOp::RemU,
-                    IBinOp::RemS,
-                    IBinOp::And,
-                    IBinOp::Or,
-                    IBinOp::Xor,
-                    IBinOp::Shl,
-                    IBinOp::ShrU,
-                    IBinOp::ShrS,
-                    IBinOp::Rotl,
-                    IBinOp::Rotr,
-                    IBinOp::MinU,
-                    IBinOp::MinS,
-                    IBinOp::MaxU,
-                    IBinOp::MaxS,
-                    IBinOp::AddSatU,
-                    IBinOp::AddSatS,
-                    IBinOp::SubSatU,
-                    IBinOp::SubSatS,
-                ];
-                (InstKind::IBinary(r.pick(&ops)), vec![int, int])
-            }
-            2 => {
-                let ops = [
-                    IUnOp::Not,
-                    IUnOp::Neg,
-                    IUnOp::Abs,
-                    IUnOp::Clz,
-                    IUnOp::Ctz,
-                    IUnOp::Popcnt,
-                    IUnOp::Bitrev,
-                    IUnOp::Bswap,
-                ];
-                (InstKind::IUnary(r.pick(&ops)), vec![int])
-            }
+            0 | 1 => (InstKind::IBinary(r.pick(IBinOp::ALL)), vec![int, int]),
+            2 => (InstKind::IUnary(r.pick(IUnOp::ALL)), vec![int]),
             3 => {
                 let ccs = [
                     IntCC::Eq,
@@ -289,40 +248,20 @@ impl Gen {
                 }
             }
             8 | 9 => {
-                let ops = [
-                    FBinOp::Add,
-                    FBinOp::Sub,
-                    FBinOp::Mul,
-                    FBinOp::Div,
-                    FBinOp::Min,
-                    FBinOp::Max,
-                    FBinOp::Minimum,
-                    FBinOp::Maximum,
-                    FBinOp::Copysign,
-                ];
                 let mode = random_mode(r, Some(flt), true);
                 (
                     InstKind::FBinary {
-                        op: r.pick(&ops),
+                        op: r.pick(FBinOp::ALL),
                         mode,
                     },
                     vec![flt, flt],
                 )
             }
             10 => {
-                let ops = [
-                    FUnOp::Neg,
-                    FUnOp::Abs,
-                    FUnOp::Sqrt,
-                    FUnOp::Floor,
-                    FUnOp::Ceil,
-                    FUnOp::Trunc,
-                    FUnOp::Nearest,
-                ];
                 let mode = random_mode(r, Some(flt), true);
                 (
                     InstKind::FUnary {
-                        op: r.pick(&ops),
+                        op: r.pick(FUnOp::ALL),
                         mode,
                     },
                     vec![flt],
@@ -365,18 +304,10 @@ impl Gen {
                 }
             }
             13 => {
-                let funcs = [
-                    SpecialFn::Rcp,
-                    SpecialFn::Rsqrt,
-                    SpecialFn::Exp2,
-                    SpecialFn::Log2,
-                    SpecialFn::Sin,
-                    SpecialFn::Cos,
-                ];
                 let mode = random_mode(r, Some(flt), true);
                 (
                     InstKind::Special {
-                        func: r.pick(&funcs),
+                        func: r.pick(SpecialFn::ALL),
                         mode,
                     },
                     vec![flt],

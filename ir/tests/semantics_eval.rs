@@ -43,42 +43,15 @@ fn modes() -> Vec<FloatMode> {
 }
 
 fn all_kinds() -> Vec<(InstKind, Vec<Type>)> {
-    use IBinOp::*;
     let mut k = Vec::new();
-    let ibin = [
-        Add, Sub, Mul, MulHiU, MulHiS, DivU, DivS, RemU, RemS, And, Or, Xor, Shl, ShrU, ShrS, Rotl,
-        Rotr, MinU, MinS, MaxU, MaxS, AddSatU, AddSatS, SubSatU, SubSatS,
-    ];
-    let iun = [
-        IUnOp::Not,
-        IUnOp::Neg,
-        IUnOp::Abs,
-        IUnOp::Clz,
-        IUnOp::Ctz,
-        IUnOp::Popcnt,
-        IUnOp::Bitrev,
-        IUnOp::Bswap,
-    ];
-    let icc = [
-        IntCC::Eq,
-        IntCC::Ne,
-        IntCC::Ult,
-        IntCC::Ule,
-        IntCC::Ugt,
-        IntCC::Uge,
-        IntCC::Slt,
-        IntCC::Sle,
-        IntCC::Sgt,
-        IntCC::Sge,
-    ];
     for t in INTS {
-        for op in ibin {
+        for &op in IBinOp::ALL {
             k.push((InstKind::IBinary(op), vec![t, t]));
         }
-        for op in iun {
+        for &op in IUnOp::ALL {
             k.push((InstKind::IUnary(op), vec![t]));
         }
-        for cc in icc {
+        for &cc in IntCC::ALL {
             k.push((InstKind::Icmp(cc), vec![t, t]));
         }
         k.push((

@@ -44,63 +44,6 @@ const INTS: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
 const ALL_INTS: [Type; 5] = [Type::I1, Type::I8, Type::I16, Type::I32, Type::I64];
 const FLOATS: [Type; 3] = [Type::F16, Type::F32, Type::F64];
 
-const IUN: [IUnOp; 8] = [
-    IUnOp::Not,
-    IUnOp::Neg,
-    IUnOp::Abs,
-    IUnOp::Clz,
-    IUnOp::Ctz,
-    IUnOp::Popcnt,
-    IUnOp::Bitrev,
-    IUnOp::Bswap,
-];
-const FLOATCC: [FloatCC; 14] = [
-    FloatCC::Eq,
-    FloatCC::Ne,
-    FloatCC::Lt,
-    FloatCC::Le,
-    FloatCC::Gt,
-    FloatCC::Ge,
-    FloatCC::Ord,
-    FloatCC::Uno,
-    FloatCC::Ueq,
-    FloatCC::Une,
-    FloatCC::Ult,
-    FloatCC::Ule,
-    FloatCC::Ugt,
-    FloatCC::Uge,
-];
-const FUN: [FUnOp; 7] = [
-    FUnOp::Neg,
-    FUnOp::Abs,
-    FUnOp::Sqrt,
-    FUnOp::Floor,
-    FUnOp::Ceil,
-    FUnOp::Trunc,
-    FUnOp::Nearest,
-];
-const ATOMIC: [AtomicOp; 13] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::MinU,
-    AtomicOp::MinS,
-    AtomicOp::MaxU,
-    AtomicOp::MaxS,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-    AtomicOp::Xchg,
-    AtomicOp::CmpXchg,
-    AtomicOp::IncWrap,
-    AtomicOp::DecWrap,
-];
-const SHUFFLE: [ShuffleKind; 4] = [
-    ShuffleKind::Index,
-    ShuffleKind::Xor,
-    ShuffleKind::Up,
-    ShuffleKind::Down,
-];
-
 /// Number of `InstKind` variants the generator produces (all of them).
 const KIND_COUNT: usize = 35;
 
@@ -231,7 +174,7 @@ impl Gen {
                 (K::IBinary(op), vec![ty, ty])
             }
             3 => {
-                let op = r.pick(&IUN);
+                let op = r.pick(IUnOp::ALL);
                 let ty = if op == IUnOp::Not {
                     r.pick(&ALL_INTS)
                 } else {
@@ -295,7 +238,7 @@ impl Gen {
                 (K::FBinary { op, mode }, vec![float, float])
             }
             10 => {
-                let op = r.pick(&FUN);
+                let op = r.pick(FUnOp::ALL);
                 let mode = self.mode(FloatFormat::of_type(float), true);
                 (K::FUnary { op, mode }, vec![float])
             }
@@ -304,7 +247,7 @@ impl Gen {
                 (K::Fma { mode }, vec![float, float, float])
             }
             12 => {
-                let cc = r.pick(&FLOATCC);
+                let cc = r.pick(FloatCC::ALL);
                 let mode = self.mode(None, true);
                 (K::Fcmp { cc, mode }, vec![float, float])
             }
@@ -392,7 +335,7 @@ impl Gen {
             }
             21 => {
                 let space = r.pick(&[AddrSpace::Global, AddrSpace::Shared]);
-                let op = r.pick(&ATOMIC);
+                let op = r.pick(AtomicOp::ALL);
                 let ty = r.pick(&[Type::I32, Type::I64]);
                 let mut args = vec![space.addr_type(), ty];
                 if op == AtomicOp::CmpXchg {
@@ -409,7 +352,10 @@ impl Gen {
             28 => (K::Elect, vec![mask]),
             29 => (K::ReadLane, vec![mask, any, Type::I32]),
             30 => (K::ReadFirst, vec![mask, any]),
-            31 => (K::Shuffle(r.pick(&SHUFFLE)), vec![mask, any, Type::I32]),
+            31 => (
+                K::Shuffle(r.pick(ShuffleKind::ALL)),
+                vec![mask, any, Type::I32],
+            ),
             32 | 33 => {
                 let op = r.pick(ReduceOp::ALL);
                 let ty = if op.is_float() {

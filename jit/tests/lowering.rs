@@ -65,43 +65,8 @@ fn straight_line_store() {
 /// Every integer binary/unary op on every width, from lane-dependent operands.
 #[test]
 fn integer_ops_all_widths() {
-    let bin = [
-        IBinOp::Add,
-        IBinOp::Sub,
-        IBinOp::Mul,
-        IBinOp::MulHiU,
-        IBinOp::MulHiS,
-        IBinOp::DivU,
-        IBinOp::DivS,
-        IBinOp::RemU,
-        IBinOp::RemS,
-        IBinOp::And,
-        IBinOp::Or,
-        IBinOp::Xor,
-        IBinOp::Shl,
-        IBinOp::ShrU,
-        IBinOp::ShrS,
-        IBinOp::Rotl,
-        IBinOp::Rotr,
-        IBinOp::MinU,
-        IBinOp::MinS,
-        IBinOp::MaxU,
-        IBinOp::MaxS,
-        IBinOp::AddSatU,
-        IBinOp::AddSatS,
-        IBinOp::SubSatU,
-        IBinOp::SubSatS,
-    ];
-    let un = [
-        IUnOp::Not,
-        IUnOp::Neg,
-        IUnOp::Abs,
-        IUnOp::Clz,
-        IUnOp::Ctz,
-        IUnOp::Popcnt,
-        IUnOp::Bitrev,
-        IUnOp::Bswap,
-    ];
+    let bin = IBinOp::ALL;
+    let un = IUnOp::ALL;
     let types = [Type::I8, Type::I16, Type::I32, Type::I64];
     let mut k = Kernel::new("intops");
     let entry = k.add_block();
@@ -148,7 +113,7 @@ fn integer_ops_all_widths() {
         let bsm = b.ins(InstKind::IBinary(IBinOp::And), &[bb, small]);
         let one = b.iconst(ty, 1);
         let bneg = b.ins(InstKind::IBinary(IBinOp::Sub), &[bsm, one]);
-        for op in bin {
+        for &op in bin {
             for (x, y) in [(a, bb), (a, bneg)] {
                 let r = b.ins(InstKind::IBinary(op), &[x, y]);
                 let r64 = if ty == Type::I64 {
@@ -168,7 +133,7 @@ fn integer_ops_all_widths() {
                 slot += 1;
             }
         }
-        for op in un {
+        for &op in un {
             let r = b.ins(InstKind::IUnary(op), &[a]);
             let r64 = if ty == Type::I64 {
                 r
