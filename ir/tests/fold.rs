@@ -4,8 +4,8 @@
 
 mod promote_support;
 
-use promote_support::{Buffer, fault_place, run};
-use wavejit_ir::text::{parse, print};
+use promote_support::{Buffer, fault_place, kernel_with, run, two_groups_of_8};
+use wavejit_ir::text::print;
 use wavejit_ir::transform::{FoldStats, fold_constants};
 use wavejit_ir::verify::verify;
 use wavejit_ir::{Dispatch, FaultKind, InstKind, Kernel, Terminator};
@@ -36,14 +36,11 @@ const PROLOGUE: &str = "
 ";
 
 fn kernel(text: &str) -> Kernel {
-    let text = text.replace("PROLOGUE", PROLOGUE);
-    parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    kernel_with(PROLOGUE, text)
 }
 
 fn dispatch() -> Dispatch {
-    let mut d = Dispatch::new([2, 1, 1], [8, 1, 1]);
-    d.wave_size = 4;
-    d
+    two_groups_of_8()
 }
 
 /// The u32 at byte `k` of lane `lane`'s output.

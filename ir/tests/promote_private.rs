@@ -4,8 +4,9 @@
 
 mod promote_support;
 
-use promote_support::{Buffer, private_accesses, promote_and_compare, run};
-use wavejit_ir::text::parse;
+use promote_support::{
+    Buffer, kernel_with, private_accesses, promote_and_compare, run, two_groups_of_8,
+};
 use wavejit_ir::transform::{PromoteStats, promote_private};
 use wavejit_ir::{AccessCause, Dispatch, FaultKind, Kernel};
 
@@ -24,14 +25,11 @@ const PROLOGUE: &str = "
 ";
 
 fn kernel(text: &str) -> Kernel {
-    let text = text.replace("PROLOGUE", PROLOGUE);
-    parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    kernel_with(PROLOGUE, text)
 }
 
 fn dispatch() -> Dispatch {
-    let mut d = Dispatch::new([2, 1, 1], [8, 1, 1]);
-    d.wave_size = 4;
-    d
+    two_groups_of_8()
 }
 
 /// The u32 at byte `k` of lane `lane`'s output (workgroup 1 overwrites

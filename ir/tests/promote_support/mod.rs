@@ -1,6 +1,7 @@
-//! Shared helpers of the private-promotion tests: a small global memory, and a
-//! differential check that runs a kernel before and after the pass on the
-//! golden interpreter.
+//! Shared helpers of the IR transform tests (private promotion, constant
+//! folding): a small global memory, kernels from text with a prologue, and a
+//! differential check that runs a kernel before and after a pass on the golden
+//! interpreter.
 
 #![allow(dead_code)]
 
@@ -13,6 +14,19 @@ use wavejit_ir::verify::verify;
 use wavejit_ir::{
     Access, AccessCause, AddrSpace, Dispatch, Engine, Fault, GlobalMemory, InstKind, Kernel,
 };
+
+/// Parses `text` with its `PROLOGUE` placeholder replaced by `prologue`.
+pub fn kernel_with(prologue: &str, text: &str) -> Kernel {
+    let text = text.replace("PROLOGUE", prologue);
+    wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// Two workgroups of 8 lanes in waves of 4: divergence inside and across waves.
+pub fn two_groups_of_8() -> Dispatch {
+    let mut d = Dispatch::new([2, 1, 1], [8, 1, 1]);
+    d.wave_size = 4;
+    d
+}
 
 /// Guest address of the test buffer.
 pub const BASE: u64 = 0x10_0000;
