@@ -486,6 +486,33 @@ impl Terminator {
         }
     }
 
+    /// Every successor edge, mutably (same order as [`Terminator::calls`]).
+    pub fn calls_mut(&mut self) -> Vec<&mut BlockCall> {
+        match self {
+            Terminator::Jump(c) => vec![c],
+            Terminator::Branch {
+                then, otherwise, ..
+            } => vec![then, otherwise],
+            Terminator::Table {
+                targets, default, ..
+            } => targets.iter_mut().chain(std::iter::once(default)).collect(),
+            Terminator::Exit => vec![],
+        }
+    }
+
+    /// Applies `f` to every value the terminator reads (the values of
+    /// [`Terminator::uses`]), for rewriting them in place.
+    pub fn uses_mut(&mut self, mut f: impl FnMut(&mut Value)) {
+        match self {
+            Terminator::Branch { cond, .. } => f(cond),
+            Terminator::Table { index, .. } => f(index),
+            Terminator::Jump(_) | Terminator::Exit => {}
+        }
+        for call in self.calls_mut() {
+            call.args.iter_mut().for_each(&mut f);
+        }
+    }
+
     /// Values the terminator reads, including block-call arguments.
     pub fn uses(&self) -> Vec<Value> {
         let mut v = match self {

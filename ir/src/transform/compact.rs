@@ -6,7 +6,6 @@
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 
 use crate::entities::{Inst, Value};
-use crate::inst::{BlockCall, Terminator};
 use crate::kernel::{Kernel, SrcLoc, ValueData, ValueDef};
 
 /// Drops unplaced instructions and undefined values, renumbering the rest.
@@ -67,7 +66,7 @@ pub fn compact(kernel: &mut Kernel) {
     for block in kernel.blocks.values_mut() {
         block.params.iter_mut().for_each(map);
         if let Some(term) = &mut block.term {
-            term_uses_mut(term, map);
+            term.uses_mut(map);
         }
     }
     kernel.insts = new_insts;
@@ -83,34 +82,7 @@ pub(crate) fn map_uses(kernel: &mut Kernel, mut f: impl FnMut(&mut Value)) {
             kernel.insts[inst].args.iter_mut().for_each(&mut f);
         }
         if let Some(term) = &mut block.term {
-            term_uses_mut(term, &mut f);
+            term.uses_mut(&mut f);
         }
-    }
-}
-
-/// Applies `f` to every value `term` reads: its condition or index and its block
-/// call arguments.
-pub(crate) fn term_uses_mut(term: &mut Terminator, mut f: impl FnMut(&mut Value)) {
-    match term {
-        Terminator::Branch { cond, .. } => f(cond),
-        Terminator::Table { index, .. } => f(index),
-        Terminator::Jump(_) | Terminator::Exit => {}
-    }
-    for call in calls_mut(term) {
-        call.args.iter_mut().for_each(&mut f);
-    }
-}
-
-/// Every block call of `term`, mutably (the order of `analysis::block_calls`).
-pub(crate) fn calls_mut(term: &mut Terminator) -> Vec<&mut BlockCall> {
-    match term {
-        Terminator::Jump(c) => vec![c],
-        Terminator::Branch {
-            then, otherwise, ..
-        } => vec![then, otherwise],
-        Terminator::Table {
-            targets, default, ..
-        } => targets.iter_mut().chain(std::iter::once(default)).collect(),
-        Terminator::Exit => Vec::new(),
     }
 }

@@ -18,7 +18,6 @@
 
 use cranelift_entity::SecondaryMap;
 
-use super::compact::calls_mut;
 use crate::analysis::DomTree;
 use crate::entities::{Block, Inst, Value};
 use crate::inst::{InstKind, Terminator};
@@ -87,7 +86,7 @@ pub(crate) fn remove_dead(kernel: &mut Kernel, counts: &mut DeadCounts) {
             let Some(term) = &mut data.term else {
                 continue;
             };
-            for call in calls_mut(term) {
+            for call in term.calls_mut() {
                 if call.block == block {
                     let mut i = 0;
                     call.args.retain(|_| {

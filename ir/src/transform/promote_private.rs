@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use cranelift_entity::packed_option::ReservedValue;
 use cranelift_entity::{EntityRef, SecondaryMap};
 
-use super::compact::{calls_mut, compact, map_uses};
+use super::compact::{compact, map_uses};
 use super::private_slots::{Slot, SlotAccess, Slots, const_bits, find_slots, int_type_for_bits};
 use super::slot_placement::place_params;
 use crate::analysis::{Cfg, DomTree};
@@ -250,7 +250,7 @@ impl Rewriter<'_> {
         let Some(mut term) = self.kernel.blocks[block].term.take() else {
             return;
         };
-        for call in calls_mut(&mut term) {
+        for call in term.calls_mut() {
             if let Some(list) = self.placed.get(call.block.index()) {
                 call.args.extend(list.iter().map(|&slot| value(self, slot)));
             }
