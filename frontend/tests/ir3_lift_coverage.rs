@@ -143,6 +143,12 @@ fn every_encoding_class_lifts_or_is_refused_by_name() {
         "quad_shuffle.horiz",
         "quad_shuffle.vert",
         "quad_shuffle.diag",
+        // Dispatch-state encodings: brac.N (SP_CS_BOOLEAN_CF_MASK), bindless
+        // isaml / ldc.k, typed image atomics.
+        "brac",
+        "isaml",
+        "ldc.k",
+        "atomic.b.max",
     ] {
         let v = table.get(must).map(String::as_str).unwrap_or("missing");
         assert!(v.starts_with("lifts"), "{must}: {v}");

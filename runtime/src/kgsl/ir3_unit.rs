@@ -73,7 +73,8 @@ impl Ir3Unit {
 }
 
 /// The uniform image: const file, then the descriptors CP_LOAD_STATE6 loaded,
-/// then the descriptor base registers.
+/// then the descriptor base registers (`lift::info`: TEXMEMOBJ, UAV, the five
+/// bindless bases).
 fn uniforms(d: &CsDispatch) -> (Vec<u8>, UniformLayout) {
     let mut u: Vec<u8> = Vec::with_capacity(CONST_BYTES as usize + 1024);
     for c in d.state.consts.iter().take(CONST_BYTES as usize / 4) {
@@ -113,6 +114,10 @@ fn uniforms(d: &CsDispatch) -> (Vec<u8>, UniformLayout) {
     l.info_off = u.len() as u32;
     u.extend_from_slice(&d.texmemobj_base.to_le_bytes());
     u.extend_from_slice(&d.uav_base.to_le_bytes());
+    for b in &d.bindless_base {
+        u.extend_from_slice(&b.to_le_bytes());
+    }
+    debug_assert_eq!(u.len() as u32, l.info_off + lift::info::BYTES);
     (u, l)
 }
 
@@ -143,6 +148,7 @@ impl ComputeUnit for Ir3Unit {
             linear_local_id_regid: d.linear_local_id_regid,
             private_size: d.private_size,
             shared_size: d.shared_size,
+            boolean_cf_mask: d.boolean_cf_mask,
             uniforms: layout,
         };
         let kernel = self

@@ -191,9 +191,22 @@ impl Lifter<'_> {
                 let c = self.ins(kind, &[m, p]);
                 self.branch_pcs(c, target, next)?;
             }
-            // brac.N: branch on a per-fiber loop counter whose behaviour no public
-            // source documents.
-            "brac" | "brax" | "bkt" => {
+            // brac.N: a uniform branch on bit N of SP_CS_BOOLEAN_CF_MASK, which is
+            // constant for the dispatch, so the lift decides it (set: the
+            // condition is true and the branch is taken).
+            "brac" => {
+                let n = g("INDEX");
+                if !(0..32).contains(&n) {
+                    return Err(self.malformed(ins, format!("brac index {n}")));
+                }
+                if self.cfg.boolean_cf_mask >> n & 1 != 0 {
+                    self.goto(target)?;
+                } else {
+                    self.goto(next)?;
+                }
+            }
+            // brax has no a630 form; bkt's semantics are unpublished.
+            "brax" | "bkt" => {
                 return Err(LiftError::Undocumented {
                     name: ins.mnemonic.clone(),
                     pc,

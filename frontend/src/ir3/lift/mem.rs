@@ -312,37 +312,13 @@ impl Lifter<'_> {
     }
 
     /// ldc.offsetK.N dst, vec4, ubo: N dwords of UBO `ubo` from component K of
-    /// vec4 `vec4`, through the UBO descriptors loaded by CP_LOAD_STATE6.
+    /// vec4 `vec4`, through the UBO descriptors loaded by CP_LOAD_STATE6 (or, with
+    /// BINDLESS, the descriptor of bindless base BASE).
     fn lift_ldc(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        if ins.get("BINDLESS").unwrap_or(0) != 0 {
-            return Err(LiftError::Undocumented {
-                name: ins.mnemonic.clone(),
-                pc: self.pc,
-                word: ins.word,
-                why: "bindless descriptor sets are not modelled",
-            });
-        }
-        let vec4 = self.field_op(ins, "SRC1")?;
-        let ubo = self.field_op(ins, "SRC2")?;
         let n = ins.get("TYPE_SIZE").unwrap_or(1).clamp(1, 4) as u32;
         let k = ins.get("OFFSET").unwrap_or(0) as u64;
-        let off = self.src(ins, &vec4, 0, As::U32)?;
-        let off = self.resize(off, Type::I64, false);
-        let u = self.src(ins, &ubo, 0, As::U32)?;
-        let u = self.resize(u, Type::I32, false);
-        let eight = self.iconst(Type::I32, 8);
-        let ub = self.ins(InstKind::IBinary(IBinOp::Mul), &[u, eight]);
-        let base_off = self.iconst(Type::I32, u64::from(self.cfg.uniforms.ubo_off));
-        let ub = self.ins(InstKind::IBinary(IBinOp::Add), &[ub, base_off]);
-        let desc = self.ins(
-            InstKind::Load(MemAccess::scalar(AddrSpace::Uniform, Type::I64)),
-            &[ub],
-        );
-        let mask = self.iconst(Type::I64, 0x1_ffff_ffff_ffff);
-        let base = self.ins(InstKind::IBinary(IBinOp::And), &[desc, mask]);
-        let sixteen = self.iconst(Type::I64, 16);
-        let byte = self.ins(InstKind::IBinary(IBinOp::Mul), &[off, sixteen]);
-        let a = self.ins(InstKind::IBinary(IBinOp::Add), &[base, byte]);
+        let base = self.ubo_base(ins)?;
+        let a = self.ubo_vec4_addr(ins, base)?;
         let a = self.add64(a, (k * 4) as i64);
         let acc = MemAccess {
             space: AddrSpace::Global,
@@ -356,16 +332,77 @@ impl Lifter<'_> {
         self.load_into(ins, acc, a, &d)
     }
 
+    /// Address (i64) of the UBO that ldc / ldc.k name with SRC2 (BINDLESS: base
+    /// BASE, else the loaded UBO descriptor table).
+    fn ubo_base(&mut self, ins: &Instr) -> Result<Value, LiftError> {
+        let ubo = self.field_op(ins, "SRC2")?;
+        let desc = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+            let b = self.bindless_base(ins)?;
+            let idx = self.cat6_desc_index(ins, &ubo)?;
+            // A6XX_UBO: dword 0 base lo, dword 1 base hi (17 bits) | size.
+            let a = self.bindless_desc_addr(b, idx);
+            self.ins(
+                InstKind::Load(MemAccess::scalar(AddrSpace::Global, Type::I64)),
+                &[a],
+            )
+        } else {
+            let u = self.src(ins, &ubo, 0, As::U32)?;
+            let u = self.resize(u, Type::I32, false);
+            let eight = self.iconst(Type::I32, 8);
+            let ub = self.ins(InstKind::IBinary(IBinOp::Mul), &[u, eight]);
+            let base_off = self.iconst(Type::I32, u64::from(self.cfg.uniforms.ubo_off));
+            let ub = self.ins(InstKind::IBinary(IBinOp::Add), &[ub, base_off]);
+            self.ins(
+                InstKind::Load(MemAccess::scalar(AddrSpace::Uniform, Type::I64)),
+                &[ub],
+            )
+        };
+        let mask = self.iconst(Type::I64, 0x1_ffff_ffff_ffff);
+        Ok(self.ins(InstKind::IBinary(IBinOp::And), &[desc, mask]))
+    }
+
+    /// `base + SRC1 * 16`: the vec4 of the UBO that SRC1 names.
+    fn ubo_vec4_addr(&mut self, ins: &Instr, base: Value) -> Result<Value, LiftError> {
+        let vec4 = self.field_op(ins, "SRC1")?;
+        let off = self.src(ins, &vec4, 0, As::U32)?;
+        let off = self.resize(off, Type::I64, false);
+        let sixteen = self.iconst(Type::I64, 16);
+        let byte = self.ins(InstKind::IBinary(IBinOp::Mul), &[off, sixteen]);
+        Ok(self.ins(InstKind::IBinary(IBinOp::Add), &[base, byte]))
+    }
+
+    /// ldc.N.k c[a1.x], vec4, ubo: copies N vec4s of the UBO (from vec4 `vec4`,
+    /// addressed as ldc does) to the const file from dword a1.x on
+    /// (ir3-cat6.xml: "the const file offset is specified in a1.x and is in
+    /// units of components, and the number of vec4's to copy is specified in
+    /// LOAD_SIZE").
+    fn lift_ldc_k(&mut self, ins: &Instr) -> Result<(), LiftError> {
+        let n = ins.get("LOAD_SIZE").unwrap_or(1);
+        if !(1..=256).contains(&n) {
+            return Err(self.malformed(ins, format!("{n} vec4s")));
+        }
+        let base = self.ubo_base(ins)?;
+        let first = self.ubo_vec4_addr(ins, base)?;
+        let a1 = self.read_full(super::regs::A1);
+        let dst = self.resize(a1, Type::I32, false);
+        let acc = Self::access(AddrSpace::Global, 32, false, false, 4);
+        for v in 0..n {
+            let a = self.add64(first, v * 16);
+            let vals = self.inst_all(InstKind::Load(acc), &[a]);
+            for (c, val) in vals.into_iter().enumerate() {
+                let kc = self.iconst(Type::I32, (v * 4) as u64 + c as u64);
+                let idx = self.ins(InstKind::IBinary(IBinOp::Add), &[dst, kc]);
+                self.const_store(idx, val)?;
+            }
+        }
+        Ok(())
+    }
+
     /// stc / ldg.k / ldc.k: write SIZE dwords of the const file at `c[imm]` or
     /// `c[a1.x + off]` (dword units, inferred from mesa's preamble lowering).
     fn lift_const_write(&mut self, ins: &Instr) -> Result<(), LiftError> {
         if ins.encoding == "ldc.k" {
-            return Err(LiftError::Undocumented {
-                name: ins.mnemonic.clone(),
-                pc: self.pc,
-                word: ins.word,
-                why: "ldc.k reads bindless UBO descriptors, which are not modelled",
-            });
+            return self.lift_ldc_k(ins);
         }
         let d = self.field_op(ins, "DST")?;
         let first = match d.kind {

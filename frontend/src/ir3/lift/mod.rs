@@ -13,6 +13,7 @@
 //! hardware does for mesa's layout.
 
 mod alu;
+mod bindless;
 mod error;
 mod flow;
 mod mem;
@@ -67,9 +68,25 @@ pub struct UniformLayout {
     /// UBO descriptors (u64 each: base lo, base hi | size << 17).
     pub ubo_off: u32,
     pub ubo_count: u32,
-    /// u64 SP_CS_TEXMEMOBJ_BASE then u64 SP_CS_UAV_BASE (texture / UAV indices past
-    /// the loaded ones read their descriptors from memory there).
+    /// The descriptor base registers, laid out as [`info`] says (texture / UAV
+    /// indices past the loaded ones and every bindless access read their
+    /// descriptors from memory there).
     pub info_off: u32,
+}
+
+/// The info block at [`UniformLayout::info_off`]: raw 64-bit register values.
+pub mod info {
+    /// SP_CS_TEXMEMOBJ_BASE.
+    pub const TEXMEMOBJ_BASE: u32 = 0;
+    /// SP_CS_UAV_BASE.
+    pub const UAV_BASE: u32 = 8;
+    /// SP_CS_BINDLESS_BASE[0..5] (a6xx.xml: ADDR in bits 2..63, DESC_SIZE in
+    /// bits 0..1), one u64 per base.
+    pub const BINDLESS_BASE: u32 = 16;
+    /// Bindless bases on A6XX (the SP_CS_BINDLESS_BASE array has length 5).
+    pub const BINDLESS_BASES: u32 = 5;
+    /// Size of the block.
+    pub const BYTES: u32 = BINDLESS_BASE + 8 * BINDLESS_BASES;
 }
 
 /// Dispatch state that changes what a kernel computes (part of the cache key).
@@ -89,6 +106,10 @@ pub struct LiftConfig {
     pub private_size: u32,
     /// Workgroup-local memory bytes.
     pub shared_size: u32,
+    /// SP_CS_BOOLEAN_CF_MASK: bit N is the (dispatch-constant) condition of
+    /// every `brac.N` (a6xx.xml: "bitmask of true/false conditions for brac.N
+    /// instructions, bit N corresponds to brac.N").
+    pub boolean_cf_mask: u32,
     pub uniforms: UniformLayout,
 }
 
@@ -102,6 +123,7 @@ impl Default for LiftConfig {
             linear_local_id_regid: 0xfc,
             private_size: 0,
             shared_size: 32 * 1024,
+            boolean_cf_mask: 0,
             uniforms: UniformLayout::default(),
         }
     }

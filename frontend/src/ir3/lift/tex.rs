@@ -1,6 +1,8 @@
 //! Images: cat5 isam / isaml / getsize and the a6xx IBO ops ldib.b / stib.b /
 //! resinfo.b / atomic.b.*, reading A6XX_TEX_CONST descriptors (linear 1D/2D,
-//! FMT6_32_32_32_32_FLOAT and FMT6_16_16_16_16_FLOAT as tinygrad emits them).
+//! FMT6_32_32_32_32_FLOAT and FMT6_16_16_16_16_FLOAT as tinygrad emits them;
+//! typed atomics on FMT6_32_UINT / FMT6_32_SINT) from the loaded state, the
+//! TEXMEMOBJ / UAV base, or a bindless base (see `bindless`).
 
 use wavejit_ir::{
     AddrSpace, AtomicOp, BlockCall, CastOp, FloatFormat, IBinOp, InstKind, IntCC, MemAccess,
@@ -8,11 +10,14 @@ use wavejit_ir::{
 };
 
 use super::regs::As;
-use super::{LiftError, Lifter, a630_mode};
+use super::{LiftError, Lifter, a630_mode, info};
 use crate::ir3::{Instr, Operand, OperandKind};
 
 const FMT6_32_32_32_32_FLOAT: u64 = 0x82;
 const FMT6_16_16_16_16_FLOAT: u64 = 0x62;
+/// a6xx_enums.xml: the 32-bit integer single-component formats.
+const FMT6_32_UINT: u64 = 0x4b;
+const FMT6_32_SINT: u64 = 0x4c;
 
 /// The fields of a texture/IBO descriptor an access needs.
 struct Desc {
@@ -50,8 +55,16 @@ impl Lifter<'_> {
     /// preloaded ones.
     fn descriptor(&mut self, table: Table, idx: &Operand, ins: &Instr) -> Result<Desc, LiftError> {
         let (off, count, info) = match table {
-            Table::Tex => (self.cfg.uniforms.tex_off, self.cfg.uniforms.tex_count, 0),
-            Table::Uav => (self.cfg.uniforms.uav_off, self.cfg.uniforms.uav_count, 8),
+            Table::Tex => (
+                self.cfg.uniforms.tex_off,
+                self.cfg.uniforms.tex_count,
+                info::TEXMEMOBJ_BASE,
+            ),
+            Table::Uav => (
+                self.cfg.uniforms.uav_off,
+                self.cfg.uniforms.uav_count,
+                info::UAV_BASE,
+            ),
         };
         let dw: Vec<Value> = match idx.kind {
             OperandKind::Imm(i) if (i as u64) < u64::from(count) => {
@@ -81,21 +94,38 @@ impl Lifter<'_> {
                 let sixty4 = self.iconst(Type::I64, 64);
                 let o = self.bin(IBinOp::Mul, i, sixty4);
                 let a = self.bin(IBinOp::Add, base, o);
-                let acc = MemAccess {
-                    space: AddrSpace::Global,
-                    ty: Type::I32,
-                    bits: 32,
-                    count: 4,
-                    signed: false,
-                    align: 4,
-                };
-                let mut v = self.inst_all(InstKind::Load(acc), &[a]);
-                let sixteen = self.iconst(Type::I64, 16);
-                let a2 = self.bin(IBinOp::Add, a, sixteen);
-                v.extend(self.inst_all(InstKind::Load(MemAccess { count: 2, ..acc }), &[a2]));
-                v
+                self.descriptor_words(a)
             }
         };
+        self.parse_descriptor(&dw)
+    }
+
+    /// The descriptor a bindless access names: `(base, index)` -> memory.
+    fn bindless_descriptor(&mut self, base: u32, idx: Value) -> Result<Desc, LiftError> {
+        let a = self.bindless_desc_addr(base, idx);
+        let dw = self.descriptor_words(a);
+        self.parse_descriptor(&dw)
+    }
+
+    /// Dwords 0..5 of the descriptor at global address `a` (an unmapped address
+    /// faults at this pc).
+    fn descriptor_words(&mut self, a: Value) -> Vec<Value> {
+        let acc = MemAccess {
+            space: AddrSpace::Global,
+            ty: Type::I32,
+            bits: 32,
+            count: 4,
+            signed: false,
+            align: 4,
+        };
+        let mut v = self.inst_all(InstKind::Load(acc), &[a]);
+        let sixteen = self.iconst(Type::I64, 16);
+        let a2 = self.bin(IBinOp::Add, a, sixteen);
+        v.extend(self.inst_all(InstKind::Load(MemAccess { count: 2, ..acc }), &[a2]));
+        v
+    }
+
+    fn parse_descriptor(&mut self, dw: &[Value]) -> Result<Desc, LiftError> {
         if dw.len() != 6 {
             return Err(LiftError::Internal {
                 pc: self.pc,
@@ -267,24 +297,21 @@ impl Lifter<'_> {
             name if name.starts_with("quad_shuffle.") => return self.lift_quad_shuffle(ins),
             _ => return Err(self.unsupported(ins)),
         }
-        if ins.get("BINDLESS").unwrap_or(0) != 0 {
-            return Err(LiftError::Undocumented {
-                name: ins.mnemonic.clone(),
-                pc: self.pc,
-                word: ins.word,
-                why: "bindless descriptor sets are not modelled",
-            });
-        }
-        let tex = if ins.get("S2EN_BINDLESS").unwrap_or(0) != 0 {
-            // .s2en: SRC3 is a half pair (texture, sampler); the texture index
-            // comes from its first half.
-            let mut s3 = self.field_op(ins, "SRC3")?;
-            s3.half = true;
-            s3
+        let d = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+            let (base, idx) = self.cat5_bindless_texture(ins)?;
+            self.bindless_descriptor(base, idx)?
         } else {
-            self.field_op(ins, "TEX")?
+            let tex = if ins.get("S2EN_BINDLESS").unwrap_or(0) != 0 {
+                // .s2en: SRC3 is a half pair (texture, sampler); the texture
+                // index comes from its first half.
+                let mut s3 = self.field_op(ins, "SRC3")?;
+                s3.half = true;
+                s3
+            } else {
+                self.field_op(ins, "TEX")?
+            };
+            self.descriptor(Table::Tex, &tex, ins)?
         };
-        let d = self.descriptor(Table::Tex, &tex, ins)?;
         let dst = self.field_op(ins, "DST")?;
         let wrmask = ins.get("WRMASK").unwrap_or(0xf);
         let half = ins.get("FULL") == Some(0) || dst.half;
@@ -310,16 +337,14 @@ impl Lifter<'_> {
 
     /// ldib.b / stib.b / resinfo.b / atomic.b.*.
     pub(crate) fn lift_image(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        if ins.get("BINDLESS").unwrap_or(0) != 0 {
-            return Err(LiftError::Undocumented {
-                name: ins.mnemonic.clone(),
-                pc: self.pc,
-                word: ins.word,
-                why: "bindless descriptor sets are not modelled",
-            });
-        }
         let slot = self.field_op(ins, "SSBO")?;
-        let d = self.descriptor(Table::Uav, &slot, ins)?;
+        let d = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+            let base = self.bindless_base(ins)?;
+            let idx = self.cat6_desc_index(ins, &slot)?;
+            self.bindless_descriptor(base, idx)?
+        } else {
+            self.descriptor(Table::Uav, &slot, ins)?
+        };
         let typed = matches!(
             ins.field("TYPED"),
             Some(crate::ir3::Value::Operand(Operand {
@@ -351,8 +376,24 @@ impl Lifter<'_> {
             Some((bits, _)) => u64::from(bits / 8),
             None => return Err(self.malformed(ins, format!("type {t}"))),
         };
-        let (x, y) = self.coords(ins, &coord, &d, typed && dims >= 2)?;
-        if typed && ins.encoding != "ldib.b" && !ins.encoding.starts_with("atomic.b.") {
+        let (mut x, y) = self.coords(ins, &coord, &d, typed && dims >= 2)?;
+        // ldib/stib `coord+N` (HAS_OFFSET): an immediate element offset
+        // (OFFSET_HI << 5 | OFFSET_LO, ir3-cat6.xml) that mesa only emits for
+        // untyped SSBO accesses, added to the element index.
+        let imm_off = ins.get("OFFSET").unwrap_or(0);
+        if imm_off != 0 {
+            if typed {
+                return Err(LiftError::Undocumented {
+                    name: ins.mnemonic.clone(),
+                    pc: self.pc,
+                    word: ins.word,
+                    why: "an immediate offset on a typed image access is undocumented",
+                });
+            }
+            let o = self.iconst(Type::I32, imm_off as u64);
+            x = self.bin(IBinOp::Add, x, o);
+        }
+        if typed && ins.encoding == "stib.b" {
             // stib.b typed: convert to the image format, skip outside the image.
             let (a, inb, is_f32) = self.texel(&d, x, y);
             let mut vals = Vec::new();
@@ -371,19 +412,16 @@ impl Lifter<'_> {
             }
             return self.store_texel(ins, a, inb, is_f32, &vals, t == 0);
         }
-        if typed {
-            if ins.encoding != "ldib.b" {
-                return Err(LiftError::Undocumented {
-                    name: ins.mnemonic.clone(),
-                    pc: self.pc,
-                    word: ins.word,
-                    why: "typed image atomics are not supported (format-dependent read-modify-write)",
-                });
-            }
+        if typed && ins.encoding == "ldib.b" {
             let (a, inb, is_f32) = self.texel(&d, x, y);
             let comps = self.read_texel(a, inb, is_f32);
             let mask = (1i64 << n) - 1;
             return self.write_texel(ins, &data, &comps, mask, t == 0);
+        }
+        if typed {
+            // atomic.b.* typed.
+            let (a, inb) = self.texel_r32(&d, x, y);
+            return self.image_atomic(ins, a, Some(inb), &data, t);
         }
         // Untyped (SSBO): element index -> byte address.
         let x64 = self.resize(x, Type::I64, false);
@@ -419,45 +457,111 @@ impl Lifter<'_> {
                 // The helper blocks are unused: fall through them.
                 self.pass_through(2)
             }
-            name => {
-                let op = match name.trim_start_matches("atomic.b.") {
-                    "add" => AtomicOp::Add,
-                    "sub" => AtomicOp::Sub,
-                    "xchg" => AtomicOp::Xchg,
-                    "inc" => AtomicOp::IncWrap,
-                    "dec" => AtomicOp::DecWrap,
-                    "cmpxchg" => AtomicOp::CmpXchg,
-                    "min" if t == 5 => AtomicOp::MinS,
-                    "min" => AtomicOp::MinU,
-                    "max" if t == 5 => AtomicOp::MaxS,
-                    "max" => AtomicOp::MaxU,
-                    "and" => AtomicOp::And,
-                    "or" => AtomicOp::Or,
-                    "xor" => AtomicOp::Xor,
-                    _ => return Err(self.unsupported(ins)),
-                };
-                let v = self.src(ins, &data, 0, As::U32)?;
-                let v = self.resize(v, Type::I32, false);
-                let mut args = vec![a];
-                if op == AtomicOp::CmpXchg {
-                    // data.x = new value, data.y = compare (mesa's collect order).
-                    let o = self.reg_plus(ins, &data, 1)?;
-                    let cmp = self.src(ins, &o, 0, As::U32)?;
-                    args.push(self.resize(cmp, Type::I32, false));
-                }
-                args.push(v);
-                let old = self.ins(
-                    InstKind::Atomic {
-                        space: AddrSpace::Global,
-                        op,
-                        ty: Type::I32,
-                    },
-                    &args,
-                );
-                self.dst(ins, &data, 0, old)?;
-                self.pass_through(2)
-            }
+            _ => self.image_atomic(ins, a, None, &data, t),
         }
+    }
+
+    /// Address of texel (x, y) of a 32-bit single-component image (R32_UINT /
+    /// R32_SINT, the formats real hardware supports image atomics on) and
+    /// whether it lies inside the image.
+    fn texel_r32(&mut self, d: &Desc, x: Value, y: Value) -> (Value, Value) {
+        let x_ok = self.ins(InstKind::Icmp(IntCC::Ult), &[x, d.width]);
+        let y_ok = self.ins(InstKind::Icmp(IntCC::Ult), &[y, d.height]);
+        let one = self.iconst(Type::I32, 1);
+        let is2d = self.ins(InstKind::Icmp(IntCC::Eq), &[d.kind, one]);
+        let t = self.iconst(Type::I1, 1);
+        let y_ok = self.ins(InstKind::Select, &[is2d, y_ok, t]);
+        let inb = self.bin(IBinOp::And, x_ok, y_ok);
+        let x64 = self.resize(x, Type::I64, false);
+        let y64 = self.resize(y, Type::I64, false);
+        let p64 = self.resize(d.pitch, Type::I64, false);
+        let row = self.bin(IBinOp::Mul, y64, p64);
+        let four = self.iconst(Type::I64, 4);
+        let col = self.bin(IBinOp::Mul, x64, four);
+        let off = self.bin(IBinOp::Add, row, col);
+        let a = self.bin(IBinOp::Add, d.base, off);
+        // [MODEL] Image atomics on any other format (the hardware only has them
+        // for 32-bit integer texels) address 0: a memory fault naming this pc
+        // instead of a made-up read-modify-write.
+        let u = self.iconst(Type::I32, FMT6_32_UINT);
+        let sg = self.iconst(Type::I32, FMT6_32_SINT);
+        let is_u = self.ins(InstKind::Icmp(IntCC::Eq), &[d.fmt, u]);
+        let is_s = self.ins(InstKind::Icmp(IntCC::Eq), &[d.fmt, sg]);
+        let known = self.bin(IBinOp::Or, is_u, is_s);
+        let zero = self.iconst(Type::I64, 0);
+        let a = self.ins(InstKind::Select, &[known, a, zero]);
+        (a, inb)
+    }
+
+    /// atomic.b.OP at byte address `a`: the 32-bit global atomic. Operands as
+    /// mesa's a6xx backend lays them out (src/freedreno/ir3/ir3_a6xx.c): the
+    /// result goes to SRC1.x, the operand is SRC1.y, and for cmpxchg SRC1.y is
+    /// the compare value and SRC1.z the new one. With `inside` (typed images)
+    /// a texel outside the image has no memory effect and returns 0 (as a typed
+    /// ldib reads 0 there). Uses the two helper blocks (atomic, join).
+    fn image_atomic(
+        &mut self,
+        ins: &Instr,
+        a: Value,
+        inside: Option<Value>,
+        data: &Operand,
+        t: i64,
+    ) -> Result<(), LiftError> {
+        let op = match ins.encoding.trim_start_matches("atomic.b.") {
+            "add" => AtomicOp::Add,
+            "sub" => AtomicOp::Sub,
+            "xchg" => AtomicOp::Xchg,
+            "inc" => AtomicOp::IncWrap,
+            "dec" => AtomicOp::DecWrap,
+            "cmpxchg" => AtomicOp::CmpXchg,
+            "min" if t == 5 => AtomicOp::MinS,
+            "min" => AtomicOp::MinU,
+            "max" if t == 5 => AtomicOp::MaxS,
+            "max" => AtomicOp::MaxU,
+            "and" => AtomicOp::And,
+            "or" => AtomicOp::Or,
+            "xor" => AtomicOp::Xor,
+            _ => return Err(self.unsupported(ins)),
+        };
+        let mut data = *data;
+        data.half = false;
+        let mut args = vec![a];
+        let operands = if op == AtomicOp::CmpXchg { 2 } else { 1 };
+        for k in 1..=operands {
+            let o = self.reg_plus(ins, &data, k)?;
+            let v = self.src(ins, &o, 0, As::U32)?;
+            args.push(self.resize(v, Type::I32, false));
+        }
+        let atomic = self.extra_block(0)?;
+        let join = self.extra_block(1)?;
+        if let Some(inb) = inside {
+            // Outside: the result register reads 0 and memory is untouched.
+            let z = self.iconst(Type::I32, 0);
+            self.dst(ins, &data, 0, z)?;
+            self.flush_all();
+            self.terminate(Terminator::Branch {
+                cond: inb,
+                then: BlockCall::new(atomic, &[]),
+                otherwise: BlockCall::new(join, &[]),
+            });
+        } else {
+            self.flush_all();
+            self.terminate(Terminator::Jump(BlockCall::new(atomic, &[])));
+        }
+        self.enter(atomic);
+        let old = self.ins(
+            InstKind::Atomic {
+                space: AddrSpace::Global,
+                op,
+                ty: Type::I32,
+            },
+            &args,
+        );
+        self.dst(ins, &data, 0, old)?;
+        self.flush_all();
+        self.terminate(Terminator::Jump(BlockCall::new(join, &[])));
+        self.enter(join);
+        Ok(())
     }
 
     /// Jumps through this instruction's `n` unused helper blocks.

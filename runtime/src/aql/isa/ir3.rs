@@ -54,8 +54,10 @@ pub fn lift_config(private_size: u32, shared_size: u32) -> LiftConfig {
         linear_local_id_regid: NONE_REGID,
         private_size,
         shared_size,
-        // Every descriptor table empty; the 16-byte info block (TEXMEMOBJ / UAV
-        // bases, both 0) follows the const file.
+        // No brac conditions set (AQL has no SP_CS_BOOLEAN_CF_MASK).
+        boolean_cf_mask: 0,
+        // Every descriptor table empty; the info block (TEXMEMOBJ / UAV /
+        // bindless bases, all 0) follows the const file.
         uniforms: lift::UniformLayout {
             tex_off: CONST_BYTES,
             samp_off: CONST_BYTES,
@@ -112,7 +114,7 @@ impl IsaBackend for Ir3Backend {
                 let mut uniforms = UniformLayout::default();
                 uniforms.push(UniformSource::Kernargs { len }, 16);
                 // Rest of the const file (zero) and the info block.
-                uniforms.size = CONST_BYTES + 16;
+                uniforms.size = CONST_BYTES + lift::info::BYTES;
                 Ok(LoadedKernel {
                     kernel,
                     uniforms,

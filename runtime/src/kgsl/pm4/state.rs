@@ -44,6 +44,7 @@ impl Registers {
 pub mod reg {
     pub const SP_CS_CNTL_0: u32 = 0xa9b0;
     pub const SP_CS_CNTL_1: u32 = 0xa9b1;
+    pub const SP_CS_BOOLEAN_CF_MASK: u32 = 0xa9b2;
     pub const SP_CS_PROGRAM_COUNTER_OFFSET: u32 = 0xa9b3;
     pub const SP_CS_BASE: u32 = 0xa9b4;
     pub const SP_CS_PVT_MEM_PARAM: u32 = 0xa9b6;
@@ -53,6 +54,8 @@ pub mod reg {
     pub const SP_CS_INSTR_SIZE: u32 = 0xa9bc;
     pub const SP_CS_SAMPLER_BASE: u32 = 0xa9e2;
     pub const SP_CS_TEXMEMOBJ_BASE: u32 = 0xa9e6;
+    /// SP_CS_BINDLESS_BASE[0..5]: 64-bit each, stride 2 (A6XX).
+    pub const SP_CS_BINDLESS_BASE: u32 = 0xa9e8;
     pub const SP_CS_UAV_BASE: u32 = 0xa9f2;
     pub const SP_MODE_CNTL: u32 = 0xab00;
     pub const SP_CS_CONST_CONFIG: u32 = 0xb987;
@@ -60,6 +63,8 @@ pub mod reg {
     pub const SP_CS_CONST_CONFIG_0: u32 = 0xb997;
     pub const SP_CS_WGE_CNTL: u32 = 0xb998;
     pub const SP_CS_KERNEL_GROUP_X: u32 = 0xb999;
+    /// HLSQ_CS_BINDLESS_BASE[0..5]: mirror of SP_CS_BINDLESS_BASE.
+    pub const HLSQ_CS_BINDLESS_BASE: u32 = 0xb9c0;
     /// CP_ALWAYS_ON_COUNTER (64-bit, 19.2 MHz).
     pub const CP_ALWAYS_ON_COUNTER: u32 = 0x980;
 }
@@ -125,6 +130,11 @@ pub struct CsDispatch {
     /// SP_CS_TEXMEMOBJ_BASE: all texture descriptors (index >= 16 is read from here).
     pub texmemobj_base: u64,
     pub uav_base: u64,
+    /// SP_CS_BOOLEAN_CF_MASK: bit N is the condition of `brac.N`.
+    pub boolean_cf_mask: u32,
+    /// SP_CS_BINDLESS_BASE[b] as written (address | DESC_SIZE), or its
+    /// HLSQ_CS_BINDLESS_BASE mirror where only that was written.
+    pub bindless_base: [u64; 5],
 }
 
 impl CsDispatch {
@@ -161,6 +171,15 @@ impl CsDispatch {
             state: state.clone(),
             texmemobj_base: r.get64(reg::SP_CS_TEXMEMOBJ_BASE),
             uav_base: r.get64(reg::SP_CS_UAV_BASE),
+            boolean_cf_mask: r.get(reg::SP_CS_BOOLEAN_CF_MASK),
+            bindless_base: std::array::from_fn(|b| {
+                let sp = r.get64(reg::SP_CS_BINDLESS_BASE + 2 * b as u32);
+                if sp != 0 {
+                    sp
+                } else {
+                    r.get64(reg::HLSQ_CS_BINDLESS_BASE + 2 * b as u32)
+                }
+            }),
         }
     }
 }
