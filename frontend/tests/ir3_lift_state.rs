@@ -525,3 +525,20 @@ fn bindless_bases_past_the_fifth_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn ibo_atomics_on_non_32_bit_types_are_refused() {
+    let words = assemble("atomic.b.add.untyped.1d.u64.1.imm r0.w, r0.y, 0\nend").expect("asm");
+    let e = lift(&words, &LiftConfig::default()).expect_err("u64 atomic");
+    assert!(
+        matches!(e, LiftError::Malformed { pc: 0, ref what, .. } if what.contains("atomic type 6")),
+        "{e}"
+    );
+}
+
+#[test]
+fn typed_ibo_access_with_an_immediate_offset_is_refused() {
+    let words = assemble("ldib.b.typed.1d.f32.4.imm r0.x, r0.w+1, 1\nend").expect("asm");
+    let e = lift(&words, &LiftConfig::default()).expect_err("typed + offset");
+    assert!(matches!(e, LiftError::Undocumented { pc: 0, .. }), "{e}");
+}

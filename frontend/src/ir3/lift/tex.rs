@@ -507,6 +507,11 @@ impl Lifter<'_> {
         data: &Operand,
         t: i64,
     ) -> Result<(), LiftError> {
+        // a6xx image/SSBO atomics are 32-bit (mesa emits u32 or s32; u64 is a
+        // later generation's).
+        if t != 3 && t != 5 {
+            return Err(self.malformed(ins, format!("atomic type {t} (a630 has u32/s32 only)")));
+        }
         let op = match ins.encoding.trim_start_matches("atomic.b.") {
             "add" => AtomicOp::Add,
             "sub" => AtomicOp::Sub,
