@@ -1,10 +1,12 @@
 //! A compiled kernel specialisation and what the Rust side needs to run it.
 
 use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 
 use cranelift_entity::SecondaryMap;
 use wavejit_ir::{Block, Inst, Kernel, Type};
 
+use crate::Tier;
 use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
 use crate::exec::Buffers;
@@ -22,6 +24,10 @@ pub struct Compiled {
     /// The block of every instruction.
     pub(crate) inst_block: SecondaryMap<Inst, Block>,
     pub(crate) code: CompiledCode,
+    pub(crate) tier: Tier,
+    /// Lanes run so far with this code (decides when a baseline compilation is
+    /// replaced by an optimized one).
+    pub(crate) lanes_run: AtomicU64,
     /// Segment starting at each linear pc, `u32::MAX` elsewhere (read by the
     /// compiled code through `BatchCtx::seg_of_pc`).
     pub(crate) seg_of_pc: Vec<u32>,
@@ -35,16 +41,27 @@ impl Compiled {
         self.lanes
     }
 
+    /// How hard Cranelift worked on this code.
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
     /// Straight-line segments the kernel was cut into (between barriers and
     /// cross-lane instructions).
     pub fn segment_count(&self) -> usize {
         self.plan.segments.len()
     }
 
+    /// Blocks that run as a loop per lane (`plan::Segment::self_loop`).
+    pub fn per_lane_loops(&self) -> usize {
+        self.plan.segments.iter().filter(|s| s.self_loop).count()
+    }
+
     pub(crate) fn new(
         kernel: &Kernel,
         lanes: usize,
         vector_min_ops: usize,
+        tier: Tier,
     ) -> Result<Compiled, JitError> {
         let plan = Plan::new(kernel, vector_min_ops);
         let arg_tys = kernel
@@ -58,7 +75,7 @@ impl Compiled {
                 inst_block[i] = b;
             }
         }
-        let code = compile(kernel, &plan, lanes)?;
+        let code = compile(kernel, &plan, lanes, tier)?;
         let seg_of_pc = plan
             .kinds
             .iter()
@@ -75,6 +92,8 @@ impl Compiled {
             arg_tys,
             inst_block,
             code,
+            tier,
+            lanes_run: AtomicU64::new(0),
             pool: Mutex::new(Vec::new()),
         })
     }

@@ -47,6 +47,10 @@ pub struct Segment {
     /// Linear pc where lanes go after the segment when it ends at a sync
     /// instruction; `None` when it ends with the terminator.
     pub next_pc: Option<u32>,
+    /// The segment is a whole block that branches to itself, writes no memory
+    /// other lanes can see and leaves only to higher pcs ([`lane_major_loop`]):
+    /// each lane runs all its iterations before the next lane starts.
+    pub self_loop: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -156,7 +160,11 @@ impl Plan {
                     }
                     i += 1;
                 }
-                let runs = if vector_min_ops > 0 {
+                let self_loop = i > n
+                    && kinds[base as usize] == PcKind::Segment(segments.len() as u32)
+                    && runs.len() == 1
+                    && lane_major_loop(kernel, b, &block_pc);
+                let runs = if vector_min_ops > 0 && !self_loop {
                     runs.into_iter()
                         .flat_map(|r| split_vector(kernel, r, vector_min_ops))
                         .collect()
@@ -176,6 +184,7 @@ impl Plan {
                     block: b,
                     runs,
                     next_pc,
+                    self_loop,
                 });
             }
         }
@@ -206,6 +215,30 @@ impl Plan {
             .copied()
             .unwrap_or(PcKind::Inner)
     }
+}
+
+/// Whether block `b` can run as a loop per lane: it branches to itself, has no
+/// sync instruction and no store or atomic other lanes could observe, and its
+/// other successors lie at higher pcs. The interpreter runs the lanes in `b`
+/// (the lowest pc of their wave) until every one has left it, and lanes that
+/// left wait at higher pcs, so running each lane's iterations to the end
+/// before the next lane's reads the same memory (nothing in the loop writes it)
+/// and gives every lane the same values, steps and faults.
+fn lane_major_loop(kernel: &Kernel, b: Block, block_pc: &SecondaryMap<Block, u32>) -> bool {
+    let data = &kernel.blocks[b];
+    let Some(term) = &data.term else {
+        return false;
+    };
+    let calls = term.calls();
+    let quiet = data.insts.iter().all(|&i| {
+        let kind = &kernel.insts[i].kind;
+        !is_sync(kind) && mem_class(kind) != MemClass::SharedWrite
+    });
+    quiet
+        && calls.iter().any(|c| c.block == b)
+        && calls
+            .iter()
+            .all(|c| c.block == b || block_pc[c.block] > block_pc[b])
 }
 
 /// Whether `inst` has a lane-wise vector lowering (`codegen::vector`): 32-bit

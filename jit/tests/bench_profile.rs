@@ -1,7 +1,7 @@
 //! The `wavejit bench` ALU and saxpy kernels on the JIT alone, for profiling
 //! (`perf record`) and quick timing without the root crate:
 //! `cargo test -p wavejit-jit --release --test bench_profile -- --ignored --nocapture`.
-//! `WJ_PROFILE=alu|saxpy` picks one; `WJ_REPS` sets the repetitions,
+//! `WJ_PROFILE=alu|saxpy|divergent|reduce` picks one; `WJ_REPS` sets the repetitions,
 //! `WJ_THREADS` the threads (1), `WJ_BATCH` the batch width.
 
 mod support;
@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use support::{BUF, RO, TestMemory};
 use wavejit_ir::{Dispatch, Engine, Kernel};
-use wavejit_jit::{Jit, JitConfig};
+use wavejit_jit::{Jit, JitConfig, Tier};
 
 fn parse(text: &str) -> Kernel {
     match wavejit_ir::text::parse(text) {
@@ -45,9 +45,14 @@ fn time(text: &str, n: usize, extra: &[u8], reps: usize) -> (f64, Vec<u8>) {
         .ok()
         .and_then(|b| b.parse().ok())
         .unwrap_or(1);
+    let optimize_after_lanes = match tier() {
+        Tier::Baseline => u64::MAX,
+        Tier::Optimized => 0,
+    };
     let jit = Jit::new(JitConfig {
         threads,
         batch_lanes,
+        optimize_after_lanes,
         ..JitConfig::default()
     });
     let mut best = f64::MAX;
@@ -90,6 +95,94 @@ fn bench_kernels_on_the_jit() {
         }
         eprintln!("saxpy: {ms:.2} ms");
     }
+    if which.is_empty() || which == "divergent" {
+        let n = 1 << 16;
+        let (ms, got) = time(kernels::DIVERGENT, n, &[], reps);
+        let mut want = vec![0f32; n];
+        kernels::divergent_native(&inputs(n), &mut want);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert!(got == want, "divergent result differs from native");
+        eprintln!("divergent: {ms:.2} ms");
+    }
+    if which.is_empty() || which == "rowsum" {
+        // Each lane sums 64 floats of x with a loop (tinygrad's reduce loops).
+        let n = 1 << 16;
+        let (ms, got) = time(ROWSUM, n, &[], reps);
+        let x = inputs(n);
+        let want: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let mut acc = 0f32;
+                for k in 0..64 {
+                    acc += x[(i + k * 1024) % n];
+                }
+                acc.to_le_bytes()
+            })
+            .collect();
+        assert!(got == want, "rowsum result differs from native");
+        eprintln!("rowsum: {ms:.2} ms");
+    }
+    if which.is_empty() || which == "reduce" {
+        let n = 1 << 18;
+        let (ms, got) = time(kernels::REDUCE, n, &[], reps);
+        let mut want = vec![0f32; n / 256];
+        kernels::reduce_native(&inputs(n), &mut want);
+        let want: Vec<u8> = want.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert!(
+            got[..want.len()] == want[..],
+            "reduce result differs from native"
+        );
+        eprintln!("reduce: {ms:.2} ms");
+    }
+}
+
+/// y[i] = sum over k < 64 of x[(i + 1024 k) mod 65536] (uniforms 0 &x, 8 &y).
+const ROWSUM: &str = "kernel @rowsum shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = workgroup_id.x
+  v2 = workgroup_size.x
+  v3 = imul.i32 v1, v2
+  v4 = iadd.i32 v3, v0
+  v5 = const.i32 0
+  v6 = load.uniform.i64 v5
+  v7 = const.f32 0.0
+  jump block1(v7, v4, v5)
+
+block1(v8: f32, v9: i32, v10: i32):
+  v11 = const.i32 65535
+  v12 = and.i32 v9, v11
+  v13 = zext.i32.i64 v12
+  v14 = const.i64 2
+  v15 = shl.i64 v13, v14
+  v16 = iadd.i64 v6, v15
+  v17 = load.global.f32 v16
+  v18 = fadd.f32 v8, v17
+  v19 = const.i32 1024
+  v20 = iadd.i32 v9, v19
+  v21 = const.i32 1
+  v22 = iadd.i32 v10, v21
+  v23 = const.i32 64
+  v24 = icmp.ult.i32 v22, v23
+  br v24, block1(v18, v20, v22), block2
+
+block2:
+  v25 = const.i32 8
+  v26 = load.uniform.i64 v25
+  v27 = zext.i32.i64 v4
+  v28 = const.i64 2
+  v29 = shl.i64 v27, v28
+  v30 = iadd.i64 v26, v29
+  store.global.f32 v30, v18
+  exit
+}
+";
+
+/// `WJ_TIER=baseline`: the single-pass register allocator (default: optimized).
+fn tier() -> Tier {
+    match std::env::var("WJ_TIER").as_deref() {
+        Ok("baseline") => Tier::Baseline,
+        _ => Tier::Optimized,
+    }
 }
 
 /// Compile time of the `wavejit bench` sized kernels (fresh JIT each time).
@@ -118,7 +211,7 @@ fn bench_compile_times() {
         for _ in 0..reps {
             let t = Instant::now();
             let jit = Jit::default();
-            if let Err(e) = jit.compile(&k, 256) {
+            if let Err(e) = jit.compile_at(&k, 256, tier()) {
                 panic!("bench kernel does not compile: {e}");
             }
             best = best.min(t.elapsed().as_secs_f64() * 1e3);

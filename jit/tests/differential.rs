@@ -54,6 +54,8 @@ fn generator_covers_faults_and_clean_runs() {
     use wavejit_ir::interp::Interpreter;
     let mut faults = 0;
     let mut insts = 0;
+    let mut per_lane_loops = 0;
+    let jit = wavejit_jit::Jit::default();
     let n = 200u32;
     for seed in 0..n {
         let choices: Vec<u32> = (0..400u32)
@@ -63,12 +65,19 @@ fn generator_covers_faults_and_clean_runs() {
             .collect();
         let c = kernelgen::case(&choices);
         insts += c.kernel.insts.len();
+        if let Ok(compiled) = jit.compile(&c.kernel, 64) {
+            per_lane_loops += usize::from(compiled.per_lane_loops() > 0);
+        }
         let out = support::run_on(&Interpreter, &c.kernel, &c.dispatch, &c.rw, &c.ro, false);
         faults += usize::from(out.fault.is_some());
     }
     eprintln!(
-        "{faults}/{n} faulted, {} instructions per kernel",
+        "{faults}/{n} faulted, {} instructions per kernel, {per_lane_loops} with loops run per lane",
         insts / n as usize
+    );
+    assert!(
+        per_lane_loops > 10,
+        "{per_lane_loops} of {n} cases loop per lane"
     );
     assert!(faults > 10 && faults < 110, "{faults} of {n} cases fault");
     assert!(insts / n as usize > 50);

@@ -9,7 +9,7 @@ use wavejit_ir::{
     AddrSpace, Builder, Builtin, CastOp, Dispatch, Engine, IBinOp, InstKind, Kernel, MemAccess,
     Type,
 };
-use wavejit_jit::{Jit, JitConfig};
+use wavejit_jit::{Jit, JitConfig, Tier};
 
 /// out[local] = local * k
 fn kernel(k: u64) -> Kernel {
@@ -45,6 +45,7 @@ fn config(interp_below: u64) -> JitConfig {
         interp_below,
         vector_min_ops: 8,
         parallel_min_work: 0,
+        optimize_after_lanes: u64::MAX,
     }
 }
 
@@ -126,4 +127,49 @@ fn unverified_kernels_get_the_interpreters_answer() {
     assert!(got.fault.is_some());
     assert_eq!(jit.compile_count(), 0);
     assert!(jit.compile(&k, 4).is_err());
+}
+
+/// Kernels start at the baseline tier and are recompiled optimized once they
+/// have run `optimize_after_lanes` lanes; large dispatches compile optimized at
+/// once; the results never change.
+#[test]
+fn kernels_tier_up_after_enough_lanes() {
+    let jit = Jit::new(JitConfig {
+        optimize_after_lanes: 40,
+        ..config(0)
+    });
+    let small = Dispatch::new([2, 1, 1], [8, 1, 1]);
+    let tier = |jit: &Jit| jit.compile(&kernel(3), 64).map(|c| c.tier()).ok();
+    let mut outs = Vec::new();
+    for runs in 1..=3 {
+        outs.push(run_on(&jit, &kernel(3), &small, &[0; 64], &[], true));
+        // 16 lanes per run: optimized once 48 >= 40 lanes ran.
+        let want = if runs < 3 {
+            Tier::Baseline
+        } else {
+            Tier::Optimized
+        };
+        assert_eq!(tier(&jit), Some(want), "after {runs} runs");
+    }
+    assert_eq!(jit.compile_count(), 2);
+    outs.push(run_on(&jit, &kernel(3), &small, &[0; 64], &[], true));
+    assert_eq!(jit.compile_count(), 2, "the optimized code was not reused");
+    assert!(outs.iter().all(|o| *o == outs[0]));
+    assert_eq!(&outs[0].memory[28..32], &21u32.to_le_bytes());
+
+    let large = Dispatch::new([8, 1, 1], [8, 1, 1]);
+    let direct = Jit::new(JitConfig {
+        optimize_after_lanes: 64,
+        ..config(0)
+    });
+    let out = run_on(&direct, &kernel(5), &large, &[0; 64], &[], true);
+    assert_eq!(direct.compile_count(), 1);
+    let c = direct.compile_at(&kernel(5), 64, Tier::Optimized).ok();
+    assert_eq!(c.map(|c| c.tier()), Some(Tier::Optimized));
+    assert_eq!(
+        direct.compile_count(),
+        1,
+        "the large dispatch compiled baseline"
+    );
+    assert_eq!(&out.memory[28..32], &35u32.to_le_bytes());
 }

@@ -13,10 +13,10 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
             .collect();
         println!("{{{}}}", fields.join(", "));
     } else {
-        println!("{:<26} {:>10}  {:<8} note", "measure", "value", "target");
+        println!("{:<32} {:>10}  {:<8} note", "measure", "value", "target");
         for r in &rows {
             println!(
-                "{:<26} {:>9.3}{:<2} {:<8} {}",
+                "{:<32} {:>9.3}{:<2} {:<8} {}",
                 r.key, r.value, r.unit, r.target, r.note
             );
         }

@@ -3,7 +3,7 @@
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, condcodes::IntCC, types};
 use wavejit_ir::{Block, InstKind};
 
-use super::{LaneCtx, Lower};
+use super::{LaneCtx, Lower, SelfLoop};
 use crate::abi::{LANE_SIZE, NO_FAULT, off};
 use crate::error::JitError;
 use crate::plan::Run;
@@ -18,13 +18,16 @@ pub(crate) enum Flow {
 impl Lower<'_, '_> {
     /// Emits `for i in 0..n { lane = list[i]; body }`. `check` skips lanes that
     /// faulted earlier in the segment; `end_pc` is stored as the lane's pc after
-    /// the run (segments that end at a sync instruction).
+    /// the run (segments that end at a sync instruction). With `self_loop` the
+    /// run is the whole of `block` and the body loops while the lane branches
+    /// back to it, the block's parameters in registers.
     pub(super) fn run(
         &mut self,
         block: Block,
         run: &Run,
         check: bool,
         end_pc: Option<u32>,
+        self_loop: bool,
     ) -> Result<(), JitError> {
         let header = self.b.create_block();
         let body = self.b.create_block();
@@ -66,6 +69,9 @@ impl Lower<'_, '_> {
             self.b.ins().brif(faulted, latch, &[], go, &[]);
             self.b.switch_to_block(go);
         }
+        if self_loop {
+            self.enter_self_loop(block)?;
+        }
         let mut stopped = false;
         for &inst in &run.insts {
             if let Flow::Stop = self.inst(inst)? {
@@ -90,8 +96,45 @@ impl Lower<'_, '_> {
         self.b.ins().jump(header, &[next.into()]);
         self.b.switch_to_block(exit);
         self.lc = None;
+        self.looping = None;
         self.env.clear();
         self.hoisted.clear();
+        Ok(())
+    }
+
+    /// Starts the per-lane loop of `block`: its parameters (read from the slab
+    /// once) and the lane's step count become parameters of the loop's head.
+    fn enter_self_loop(&mut self, block: Block) -> Result<(), JitError> {
+        let params = self.kernel.blocks[block].params.clone();
+        let top = self.b.create_block();
+        let mut args = Vec::with_capacity(params.len() + 1);
+        for &p in &params {
+            let x = self.val(p)?;
+            args.push(x.into());
+        }
+        let tr = MemFlagsData::trusted();
+        let rec = self.lc()?.rec;
+        let steps = self.b.ins().load(types::I64, tr, rec, off::STEPS);
+        args.push(steps.into());
+        let limit = self
+            .b
+            .ins()
+            .load(types::I64, tr, self.batch, off::STEP_LIMIT);
+        self.b.ins().jump(top, &args);
+        self.b.switch_to_block(top);
+        self.env.clear();
+        for &p in &params {
+            let ty = super::cl_ty(self.kernel.value_type(p));
+            let x = self.b.append_block_param(top, ty);
+            self.env.insert(p, x);
+        }
+        let steps = self.b.append_block_param(top, types::I64);
+        self.looping = Some(SelfLoop {
+            block,
+            top,
+            steps,
+            limit,
+        });
         Ok(())
     }
 

@@ -25,6 +25,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use wavejit_ir::{self as wj, Kernel, Type};
 
+use crate::Tier;
 use crate::abi::{KernelFn, off};
 use crate::error::JitError;
 use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
@@ -72,16 +73,18 @@ pub(crate) fn host_has(feature: &str) -> bool {
 
 type Isa = std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>;
 
-/// The host ISA, built once per process: detecting the CPU and building the
-/// flags is a fixed cost per compile that dominates small kernels.
-fn isa() -> Result<Isa, JitError> {
-    static ISA: std::sync::OnceLock<Result<Isa, String>> = std::sync::OnceLock::new();
-    ISA.get_or_init(host_isa)
+/// The host ISA for `tier`, built once per process: detecting the CPU and
+/// building the flags is a fixed cost per compile that dominates small kernels.
+fn isa(tier: Tier) -> Result<Isa, JitError> {
+    static ISA: [std::sync::OnceLock<Result<Isa, String>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    ISA[tier as usize]
+        .get_or_init(|| host_isa(tier))
         .clone()
         .map_err(JitError::Cranelift)
 }
 
-fn host_isa() -> Result<Isa, String> {
+fn host_isa(tier: Tier) -> Result<Isa, String> {
     let mut f = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))
@@ -96,6 +99,16 @@ fn host_isa() -> Result<Isa, String> {
     // lowering itself does the folding that matters (constant shift amounts
     // and addresses, uniform loads hoisted, NaN rules off the fast path).
     set(&mut f, "opt_level", "none")?;
+    // Register allocation is most of a compile. The single-pass allocator
+    // halves compile time (30/258/1026 ops: 0.16/0.78/2.4 ms vs
+    // 0.25/1.8/5.4 ms) and its code runs ALU/saxpy about 1.5x slower
+    // (jit/tests/bench_profile): the right trade until a kernel has run long
+    // enough for the difference to pay for a second compile.
+    let regalloc = match tier {
+        Tier::Baseline => "single_pass",
+        Tier::Optimized => "backtracking",
+    };
+    set(&mut f, "regalloc_algorithm", regalloc)?;
     set(
         &mut f,
         "enable_verifier",
@@ -112,7 +125,12 @@ fn host_isa() -> Result<Isa, String> {
 }
 
 /// Compiles `kernel` cut by `plan` for batches of `lanes` lanes.
-pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCode, JitError> {
+pub fn compile(
+    kernel: &Kernel,
+    plan: &Plan,
+    lanes: usize,
+    tier: Tier,
+) -> Result<CompiledCode, JitError> {
     // Slab offsets are 32-bit immediates.
     lanes
         .checked_mul(8)
@@ -122,7 +140,7 @@ pub fn compile(kernel: &Kernel, plan: &Plan, lanes: usize) -> Result<CompiledCod
             values: kernel.values.len(),
             lanes,
         })?;
-    let isa = isa()?;
+    let isa = isa(tier)?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
     let ptr = module.target_config().pointer_type();
     let mut sig = module.make_signature();
@@ -275,6 +293,20 @@ pub(crate) struct Lower<'a, 'b> {
     /// through the loop: those were spilled around the cold helper calls anyway
     /// and cost register allocation time.
     hoisted: HashMap<wj::Inst, ir::StackSlot>,
+    /// While emitting a [`crate::plan::Segment::self_loop`].
+    looping: Option<SelfLoop>,
+}
+
+/// The per-lane loop of a [`crate::plan::Segment::self_loop`] being emitted.
+#[derive(Copy, Clone)]
+struct SelfLoop {
+    block: wj::Block,
+    /// Where back edges jump; its parameters are the block's parameters, then
+    /// the lane's step count (kept in a register while the lane loops).
+    top: ir::Block,
+    steps: ir::Value,
+    /// The dispatch's step limit.
+    limit: ir::Value,
 }
 
 impl<'a, 'b> Lower<'a, 'b> {
@@ -338,6 +370,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             lc: None,
             env: HashMap::new(),
             hoisted: HashMap::new(),
+            looping: None,
         };
         // Chaining needs a block edge: when every terminator exits, lanes
         // leaving a segment's terminator are done.
@@ -380,7 +413,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             if run.vector {
                 self.vector_run(k, r, run)?;
             } else {
-                self.run(seg.block, run, check, end_pc)?;
+                self.run(seg.block, run, check, end_pc, seg.self_loop)?;
             }
             may_have_faulted |= run.guarded;
         }

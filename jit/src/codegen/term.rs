@@ -95,23 +95,58 @@ impl Lower<'_, '_> {
             vals.push(self.val(a)?);
         }
         let tr = MemFlagsData::trusted();
+        if let Some(l) = self.looping {
+            if call.block == l.block {
+                // Back edge of a per-lane loop: everything stays in registers.
+                let steps = self.count_step(call)?;
+                let mut args: Vec<ir::BlockArg> = vals.into_iter().map(Into::into).collect();
+                args.push(steps.into());
+                self.b.ins().jump(l.top, &args);
+                return Ok(());
+            }
+            // Leaving the loop: later blocks read its parameters from the slab.
+            for p in self.kernel.blocks[l.block].params.clone() {
+                let x = self.val(p)?;
+                let off = self.slot(p);
+                self.b.ins().store(tr, x, regs, off);
+            }
+        }
         for (&p, x) in params.iter().zip(vals) {
             let off = self.slot(p);
             self.b.ins().store(tr, x, regs, off);
         }
         let pc = self.iconst(types::I32, i64::from(self.plan.block_pc[call.block] as i32));
         self.b.ins().store(tr, pc, rec, off::PC);
-        let steps = self.b.ins().load(types::I64, tr, rec, off::STEPS);
+        self.count_step(call)?;
+        self.b.ins().jump(latch, &[]);
+        Ok(())
+    }
+
+    /// Counts the lane's step for taking `call` (a watchdog fault past the
+    /// dispatch's limit) and returns the new count; it is stored in the lane's
+    /// record unless this is a per-lane loop's back edge.
+    fn count_step(&mut self, call: &BlockCall) -> Result<ir::Value, JitError> {
+        let rec = self.lc()?.rec;
+        let tr = MemFlagsData::trusted();
+        let back = self.looping.filter(|l| l.block == call.block);
+        let (steps, limit) = match self.looping {
+            Some(l) => (l.steps, l.limit),
+            None => {
+                let steps = self.b.ins().load(types::I64, tr, rec, off::STEPS);
+                let limit = self
+                    .b
+                    .ins()
+                    .load(types::I64, tr, self.batch, off::STEP_LIMIT);
+                (steps, limit)
+            }
+        };
         let steps = self.b.ins().iadd_imm_s(steps, 1);
-        self.b.ins().store(tr, steps, rec, off::STEPS);
-        let limit = self
-            .b
-            .ins()
-            .load(types::I64, tr, self.batch, off::STEP_LIMIT);
+        if back.is_none() {
+            self.b.ins().store(tr, steps, rec, off::STEPS);
+        }
         let over = self.b.ins().icmp(CC::UnsignedGreaterThan, steps, limit);
         let target = self.iconst(types::I64, i64::from(call.block.as_u32()));
         self.fault_if(over, WATCHDOG_FAULT, target)?;
-        self.b.ins().jump(latch, &[]);
-        Ok(())
+        Ok(steps)
     }
 }

@@ -322,6 +322,7 @@ impl<'c> Gen<'c> {
             55 if self.depth < 3 => self.switch(),
             56 if self.depth < 3 => self.early_exit(),
             57..=60 if self.depth < 2 => self.looped(),
+            96..=97 if self.depth < 2 => self.do_while(),
             61..=63 => {
                 self.ins(InstKind::Barrier, &[]);
             }
@@ -662,6 +663,54 @@ impl<'c> Gen<'c> {
         self.pool = saved;
         self.cur = exit;
         self.push(acc);
+    }
+
+    /// A bottom-tested loop in one block that branches to itself (1..=4 trips,
+    /// lane-dependent). Its body is straight-line: without stores, barriers
+    /// or cross-lane operations the JIT runs it per lane to the end.
+    fn do_while(&mut self) {
+        let x = self.val(Type::I32);
+        let lane = self.pool[0];
+        let mixed = self.ins1(InstKind::IBinary(IBinOp::Add), &[x, lane]);
+        let three = self.konst(Type::I32, 3);
+        let n = self.ins1(InstKind::IBinary(IBinOp::And), &[mixed, three]);
+        let ty = self.pick(&[Type::I32, Type::I64, Type::F32]);
+        let init = self.val(ty);
+        let body = self.k.add_block();
+        let exit = self.k.add_block();
+        let i = self.k.add_block_param(body, Type::I32);
+        let acc = self.k.add_block_param(body, ty);
+        let zero = self.konst(Type::I32, 0);
+        self.k.set_terminator(
+            self.cur,
+            wavejit_ir::Terminator::Jump(BlockCall::new(body, &[zero, init])),
+        );
+        let saved = self.pool.clone();
+        self.cur = body;
+        self.push(i);
+        self.push(acc);
+        // `body` adds one: at depth 3 nothing nests, so the loop stays one block.
+        let depth = std::mem::replace(&mut self.depth, 2);
+        let n_stmts = 1 + self.next() % 5;
+        self.body(n_stmts);
+        self.depth = depth;
+        let next_acc = self.val(ty);
+        let one = self.konst(Type::I32, 1);
+        let i1 = self.ins1(InstKind::IBinary(IBinOp::Add), &[i, one]);
+        let more = self.ins1(InstKind::Icmp(IntCC::Ule), &[i1, n]);
+        self.k.set_terminator(
+            self.cur,
+            wavejit_ir::Terminator::Branch {
+                cond: more,
+                then: BlockCall::new(body, &[i1, next_acc]),
+                otherwise: BlockCall::new(exit, &[]),
+            },
+        );
+        self.pool = saved;
+        self.cur = exit;
+        // The exit block reads the loop's final parameters and last values.
+        self.push(acc);
+        self.push(next_acc);
     }
 
     fn cross_lane(&mut self) {
