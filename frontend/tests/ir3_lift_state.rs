@@ -537,6 +537,30 @@ fn ibo_atomics_on_non_32_bit_types_are_refused() {
 }
 
 #[test]
+fn global_and_local_atomics_on_non_32_bit_types_are_refused() {
+    for (text, ty) in [
+        ("atomic.g.add.untyped.1d.u16.1.g r0.z, r0.x, r0.z\nend", 2),
+        ("atomic.max.untyped.1d.s16.1.l r0.w, l[r0.z], r0.w\nend", 4),
+    ] {
+        let words = assemble(text).expect("asm");
+        let e = lift(&words, &LiftConfig::default()).expect_err("16-bit atomic");
+        let want = format!("atomic type {ty}");
+        assert!(
+            matches!(e, LiftError::Malformed { pc: 0, ref what, .. } if what.contains(&want)),
+            "{text}: {e}"
+        );
+    }
+    // The 32-bit forms lift.
+    for text in [
+        "atomic.g.add.untyped.1d.u32.1.g r0.z, r0.x, r0.z\nend",
+        "atomic.max.untyped.1d.s32.1.l r0.w, l[r0.z], r0.w\nend",
+    ] {
+        let words = assemble(text).expect("asm");
+        assert!(lift(&words, &LiftConfig::default()).is_ok(), "{text}");
+    }
+}
+
+#[test]
 fn typed_ibo_access_with_an_immediate_offset_is_refused() {
     let words = assemble("ldib.b.typed.1d.f32.4.imm r0.x, r0.w+1, 1\nend").expect("asm");
     let e = lift(&words, &LiftConfig::default()).expect_err("typed + offset");

@@ -265,6 +265,11 @@ impl Lifter<'_> {
             .trim_start_matches("atomic.")
             .trim_start_matches("g.");
         let t = ins.get("TYPE").unwrap_or(3);
+        // Like the IBO atomics: a630's global and local atomics are 32-bit
+        // (mesa emits u32 or s32); other types must not run as 32-bit ones.
+        if t != 3 && t != 5 {
+            return Err(self.malformed(ins, format!("atomic type {t} (a630 has u32/s32 only)")));
+        }
         let signed = t == 5;
         let op = match opname {
             "add" => AtomicOp::Add,
