@@ -8,6 +8,12 @@ pub enum Denorm {
     Preserve,
     /// Subnormals become zero of the same sign.
     FlushKeepSign,
+    /// Results whose exact, unrounded value is below the smallest normal in
+    /// magnitude become zero of the same sign, also when they round up to the
+    /// smallest normal (tininess before rounding; AGX FP32). A result rule only
+    /// (the verifier refuses it on inputs). Exact rule:
+    /// `semantics::tiny_before_rounding`.
+    FlushBeforeRounding,
 }
 
 /// What NaN a NaN result becomes.

@@ -113,9 +113,14 @@ fn random_mode(rng: &mut Rng, result: Option<Type>, flags_ok: bool) -> FloatMode
         Some(Type::F64) if rng.chance(30) => NanMode::Canonical(0x7ff8_0000_0000_0000),
         _ => NanMode::Propagate,
     };
+    let denorm_in = denorm(rng);
+    let denorm_out = match denorm(rng) {
+        Denorm::FlushKeepSign if rng.chance(30) => Denorm::FlushBeforeRounding,
+        rule => rule,
+    };
     FloatMode {
-        denorm_in: denorm(rng),
-        denorm_out: denorm(rng),
+        denorm_in,
+        denorm_out,
         nan,
         round: rng.pick(&Round::ALL),
         sat: result.is_some() && rng.chance(15),

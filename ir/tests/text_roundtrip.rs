@@ -81,7 +81,10 @@ impl Gen {
             }
         };
         let denorm_in = denorm(r);
-        let denorm_out = denorm(r);
+        let denorm_out = match denorm(r) {
+            Denorm::FlushKeepSign if r.chance(30) => Denorm::FlushBeforeRounding,
+            rule => rule,
+        };
         let nan = match nan_format.and_then(quiet_nan) {
             _ if self.loose && r.chance(30) => NanMode::Canonical(r.next() >> r.below(64)),
             Some(bits) if r.chance(30) => NanMode::Canonical(bits),

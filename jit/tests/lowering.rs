@@ -796,3 +796,62 @@ fn vector_nan_tests_cover_every_escape() {
     assert_eq!(words[3], 0xffc0_0000);
     assert_eq!(words[9], 0x8000_0000);
 }
+
+/// `ftz.tiny` (flush before rounding): inline for every result but those of
+/// exactly the smallest normal magnitude, which take the exact helper path.
+#[test]
+fn flush_before_rounding_inline_and_at_the_smallest_normal() {
+    let text = "kernel @tiny shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = zext.i32.i64 v0
+  v2 = const.i64 3
+  v3 = shl.i64 v1, v2
+  v4 = const.i64 0x20000000
+  v5 = iadd.i64 v4, v3
+  v6 = load.global.f32 v5
+  v7 = const.i64 4
+  v8 = iadd.i64 v5, v7
+  v9 = load.global.f32 v8
+  v10 = const.f32 -0.0
+  v11 = fma.f32 v6, v9, v10 ftz.in ftz.tiny nan=0x7fc00000
+  v12 = fmul.f32 v6, v9 ftz.in ftz.tiny nan=0x7fc00000
+  v13 = const.i64 2
+  v14 = shl.i64 v1, v13
+  v15 = const.i64 0x10000000
+  v16 = iadd.i64 v15, v14
+  store.global.f32 v16, v11
+  v17 = const.i64 32
+  v18 = iadd.i64 v16, v17
+  store.global.f32 v18, v12
+  exit
+}
+";
+    let k = match wavejit_ir::text::parse(text) {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    };
+    // (a, b) -> a * b under the rule.
+    let cases: [(u32, u32, u32); 8] = [
+        (0x3f7f_ffff, 0x0080_0000, 0),           // tiny, rounds up to 2^-126
+        (0xbf7f_ffff, 0x0080_0000, 0x8000_0000), // the same, negative
+        (0x3f80_0000, 0x0080_0000, 0x0080_0000), // exactly 2^-126
+        (0x3f80_0001, 0x0080_0000, 0x0080_0001), // just above
+        (0x3f00_0000, 0x0080_0000, 0),           // subnormal after rounding
+        (0x4000_0000, 0x4040_0000, 0x40c0_0000), // 2 * 3
+        (0x7f80_0000, 0x0000_0000, 0x7fc0_0000), // inf * 0: canonical NaN
+        (0x0000_0001, 0x7f00_0000, 0),           // subnormal input flushed
+    ];
+    let ro: Vec<u8> = cases
+        .iter()
+        .flat_map(|&(a, b, _)| [a.to_le_bytes(), b.to_le_bytes()].concat())
+        .collect();
+    let d = Dispatch::new([1, 1, 1], [8, 1, 1]);
+    let out = compare(&k, &d, &[0; 64], &ro);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &(a, b, want)) in cases.iter().enumerate() {
+        assert_eq!(got[i], want, "fma {a:#x} * {b:#x}");
+        assert_eq!(got[8 + i], want, "fmul {a:#x} * {b:#x}");
+    }
+}

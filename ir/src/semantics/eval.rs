@@ -1,7 +1,7 @@
 //! `eval_pure`: one lane of every pure instruction, dispatching to the rule modules.
 
 use super::format::Fmt;
-use super::{arith, compare, convert, fclass, int, pow_fixup, special};
+use super::{arith, compare, convert, fclass, int, pow_fixup, special, tiny_before_rounding};
 use crate::float_mode::FloatMode;
 use crate::inst::InstKind;
 use crate::types::Type;
@@ -47,6 +47,9 @@ pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64
     let Some(n) = arity(kind) else { return false };
     if args.len() < n || arg_tys.len() < n || out.is_empty() {
         return false;
+    }
+    if let Some(done) = tiny_before_rounding::eval(kind, arg_tys, args, out) {
+        return done;
     }
     match kind {
         Const { ty, bits } => out[0] = bits & ty.mask(),

@@ -50,15 +50,19 @@ pub fn flush_f64(bits: u64) -> u64 {
 pub fn flush_in(fmt: Fmt, denorm: Denorm, bits: u64) -> u64 {
     match denorm {
         Denorm::Preserve => bits,
-        Denorm::FlushKeepSign => flush(fmt, bits),
+        // An input is exact: flushing before rounding is flushing it.
+        Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => flush(fmt, bits),
     }
 }
 
-/// Applies an output rule; returns the result and the flags flushing raised.
+/// Applies an output rule to a rounded result; returns the result and the flags
+/// flushing raised. `FlushBeforeRounding` needs the unrounded value for results
+/// that rounded to the smallest normal: `eval_pure` decides those
+/// (`tiny_before_rounding`); here it flushes what is subnormal after rounding.
 #[inline]
 pub fn flush_out(fmt: Fmt, denorm: Denorm, bits: u64) -> (u64, u32) {
     match denorm {
-        Denorm::FlushKeepSign if fmt.is_subnormal(bits) => {
+        Denorm::FlushKeepSign | Denorm::FlushBeforeRounding if fmt.is_subnormal(bits) => {
             (bits & fmt.sign_bit(), fflags::UF | fflags::NX)
         }
         _ => (bits, 0),

@@ -17,6 +17,7 @@
 //! - [`minmax`], [`compare`], [`fclass`];
 //! - [`convert`]: float <-> float (incl. bf16, fp8, fp4), float <-> int;
 //! - [`special`]: rcp, rsqrt, exp2, log2, sin, cos; [`pow_fixup`]: AGX pow fix-up;
+//! - [`tiny_before_rounding`]: the flush of results tiny before rounding (AGX);
 //! - [`format`](mod@format): bit layouts of every `FloatFormat` and unpacking;
 //! - [`atomic`]: atomic read-modify-write values; [`wave`]: cross-lane results.
 //!
@@ -43,6 +44,7 @@ pub mod pow_fixup;
 pub mod rounding;
 pub mod rules;
 pub mod special;
+pub mod tiny_before_rounding;
 pub mod wave;
 
 use crate::inst::InstKind;

@@ -71,7 +71,7 @@
 //!
 //! Float attributes (any order when parsing; printed in this order, defaults
 //! omitted): `ftz` (flush inputs and outputs) or `ftz.in` / `ftz.out`,
-//! `nan=BITS` (canonical NaN), rounding `rtz rdn rup rmm` (`rne` is the default),
+//! `ftz.tiny` (results flushed when tiny before rounding), `nan=BITS` (canonical NaN), rounding `rtz rdn rup rmm` (`rne` is the default),
 //! `sat`, `flags` (adds the `i32` fflags result).
 //!
 //! Canonical form: `print` renames values `v0, v1, ...` in definition order (block

@@ -483,6 +483,11 @@ pub(crate) fn apply_attributes(
                             mode.denorm_out = Denorm::FlushKeepSign;
                         }
                     }
+                    "ftz.tiny" => {
+                        no_value(attr)?;
+                        claim(Field::DenormOut, attr)?;
+                        mode.denorm_out = Denorm::FlushBeforeRounding;
+                    }
                     "nan" => {
                         claim(Field::Nan, attr)?;
                         mode.nan = NanMode::Canonical(number(attr)?);
@@ -517,6 +522,7 @@ fn attr_name_static(field: Field, written: &str) -> &'static str {
     match (field, written) {
         (Field::DenormIn | Field::DenormOut, "ftz") => "ftz",
         (Field::DenormIn, _) => "ftz.in",
+        (Field::DenormOut, "ftz.tiny") => "ftz.tiny",
         (Field::DenormOut, _) => "ftz.out",
         (Field::Nan, _) => "nan",
         (Field::Round, w) => round_parse(w).map_or("rounding", round_name),

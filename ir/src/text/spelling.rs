@@ -221,6 +221,9 @@ fn float_mode_attrs(mode: &FloatMode, out: &mut Vec<String>) {
         (false, true) => out.push("ftz.out".into()),
         (false, false) => {}
     }
+    if mode.denorm_out == Denorm::FlushBeforeRounding {
+        out.push("ftz.tiny".into());
+    }
     if let NanMode::Canonical(bits) = mode.nan {
         out.push(format!("nan={bits:#x}"));
     }

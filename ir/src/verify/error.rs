@@ -155,6 +155,8 @@ pub enum Rule {
     CanonicalWithoutFloatResult,
     #[error("instruction does not produce exception flags")]
     FlagsUnsupported,
+    #[error("flushing before rounding is a result rule, not an input rule")]
+    FlushBeforeRoundingOnInput,
     #[error("kernel declares no shared memory")]
     NoSharedMemory,
     #[error("kernel declares no private memory")]

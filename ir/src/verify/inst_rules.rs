@@ -92,6 +92,9 @@ impl Verifier<'_> {
             if mode.flags && matches!(kind, InstKind::Fclass { .. }) {
                 self.report(at, Rule::FlagsUnsupported);
             }
+            if mode.denorm_in == crate::float_mode::Denorm::FlushBeforeRounding {
+                self.report(at, Rule::FlushBeforeRoundingOnInput);
+            }
         }
         let space = match kind {
             InstKind::Load(access) | InstKind::Store(access) => Some(access.space),

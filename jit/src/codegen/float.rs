@@ -86,7 +86,7 @@ impl Lower<'_, '_> {
                 let a = self.fval(f, args[0], &mode)?;
                 let b = self.fval(f, args[1], &mode)?;
                 let r = self.fbinary(f, op, a, b);
-                let r = self.finish(f, &mode, r);
+                let r = self.finish_result(f, inst, &mode, r)?;
                 self.def(results[0], r)?;
             }
             InstKind::FBinary {
@@ -96,7 +96,7 @@ impl Lower<'_, '_> {
                 let a = self.fval(f, args[0], &mode)?;
                 let b = self.fval(f, args[1], &mode)?;
                 let r = self.fbinary(f, FBinOp::Copysign, a, b);
-                let r = self.finish(f, &mode, r);
+                let r = self.finish_result(f, inst, &mode, r)?;
                 self.def(results[0], r)?;
             }
             InstKind::FUnary { op, mode }
@@ -107,7 +107,7 @@ impl Lower<'_, '_> {
             {
                 let a = self.fval(f, args[0], &mode)?;
                 let r = self.funary(f, op, a);
-                let r = self.finish(f, &mode, r);
+                let r = self.finish_result(f, inst, &mode, r)?;
                 self.def(results[0], r)?;
             }
             InstKind::Fma { mode } if plain(&mode) && host_has("fma") => {
@@ -122,7 +122,7 @@ impl Lower<'_, '_> {
                 let r = self.b.ins().fma(fa, fb, fc);
                 let r = self.as_bits(r);
                 let r = self.fix_nan(f, r, &[a, b, c]);
-                let r = self.finish(f, &mode, r);
+                let r = self.finish_result(f, inst, &mode, r)?;
                 self.def(results[0], r)?;
             }
             InstKind::Fcmp { cc: c, mode } if !mode.flags => {
@@ -147,7 +147,8 @@ impl Lower<'_, '_> {
         let x = self.val(v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
-            Denorm::FlushKeepSign => self.flush(f, x),
+            // An operand is exact: flushing it before rounding is flushing it.
+            Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => self.flush(f, x),
         })
     }
 
@@ -311,11 +312,47 @@ impl Lower<'_, '_> {
         }
     }
 
+    /// The output rules of `inst` for its rounded result `r`. With
+    /// `FlushBeforeRounding` only a result of exactly the smallest normal
+    /// magnitude needs the unrounded value: that rare case goes to
+    /// `semantics::eval_pure` on a cold path, everything else is flushed
+    /// like `FlushKeepSign`.
+    fn finish_result(
+        &mut self,
+        f: Bits,
+        inst: Inst,
+        mode: &FloatMode,
+        r: ir::Value,
+    ) -> Result<ir::Value, JitError> {
+        if mode.denorm_out != Denorm::FlushBeforeRounding {
+            return Ok(self.finish(f, mode, r));
+        }
+        let fin = self.finish(f, mode, r);
+        let mag = self.b.ins().band_imm_s(r, f.mag);
+        let min_normal = f.exp & f.exp.wrapping_neg();
+        let edge = self.b.ins().icmp_imm_s(CC::Equal, mag, min_normal);
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let out = self.b.append_block_param(join, f.int);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(edge, slow, &[], join, &[fin.into()]);
+        self.b.switch_to_block(slow);
+        let exact = self.pure_results(inst)?;
+        let first = exact
+            .first()
+            .copied()
+            .ok_or(JitError::Malformed("float instruction without result"))?;
+        self.b.ins().jump(join, &[first.into()]);
+        self.b.switch_to_block(join);
+        Ok(out)
+    }
+
     /// Output rules: flush, canonical NaN, saturation to [0, 1].
     fn finish(&mut self, f: Bits, mode: &FloatMode, r: ir::Value) -> ir::Value {
         let r = match mode.denorm_out {
             Denorm::Preserve => r,
-            Denorm::FlushKeepSign => self.flush(f, r),
+            // `finish_result` sends the one case this misses to the helper.
+            Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => self.flush(f, r),
         };
         let r = match mode.nan {
             NanMode::Canonical(c) => {

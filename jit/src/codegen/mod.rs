@@ -552,8 +552,20 @@ impl<'a, 'b> Lower<'a, 'b> {
         Ok(())
     }
 
-    /// Calls `semantics::eval_pure` for instruction `inst` of the current lane.
+    /// Calls `semantics::eval_pure` for instruction `inst` of the current lane
+    /// and defines its results.
     fn call_pure(&mut self, inst: wj::Inst) -> Result<(), JitError> {
+        let results = self.kernel.insts[inst].results.clone();
+        let values = self.pure_results(inst)?;
+        for (r, x) in results.into_iter().zip(values) {
+            self.def(r, x)?;
+        }
+        Ok(())
+    }
+
+    /// The results of `semantics::eval_pure` for instruction `inst` of the
+    /// current lane (a failed evaluation faults the lane).
+    fn pure_results(&mut self, inst: wj::Inst) -> Result<Vec<ir::Value>, JitError> {
         let data = &self.kernel.insts[inst];
         if data.args.len() > PURE_MAX_ARGS || data.results.len() > PURE_MAX_RESULTS {
             return Err(JitError::Malformed("too many operands"));
@@ -580,15 +592,16 @@ impl<'a, 'b> Lower<'a, 'b> {
         let bad = self.b.ins().icmp_imm_s(ir::condcodes::IntCC::Equal, ok, 0);
         let zero = self.iconst(types::I64, 0);
         self.fault_if(bad, inst.as_u32(), zero)?;
+        let mut values = Vec::with_capacity(results.len());
         for (k, &r) in results.iter().enumerate() {
             let ty = cl_ty(self.kernel.values[r].ty);
             let x = self
                 .b
                 .ins()
                 .load(ty, MemFlagsData::trusted(), out, (k * 8) as i32);
-            self.def(r, x)?;
+            values.push(x);
         }
-        Ok(())
+        Ok(values)
     }
 
     /// After a terminator: when every listed lane is alive and at the same pc,

@@ -429,7 +429,7 @@ impl Lower<'_, '_> {
         let x = self.vval(st, v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
-            Denorm::FlushKeepSign => self.vflush(st, x),
+            Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => self.vflush(st, x),
         })
     }
 
@@ -470,7 +470,8 @@ impl Lower<'_, '_> {
     fn vfinish(&mut self, st: &mut VecState, mode: &FloatMode, r: Gang) -> Gang {
         match mode.denorm_out {
             Denorm::Preserve => r,
-            Denorm::FlushKeepSign => self.vflush(st, r),
+            // `plan::vector_op` keeps `FlushBeforeRounding` results scalar.
+            Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => self.vflush(st, r),
         }
     }
 }

@@ -242,7 +242,11 @@ impl<'c> Gen<'c> {
         };
         FloatMode {
             denorm_in: d(c >> 2),
-            denorm_out: d(c >> 3),
+            // Flushing before rounding is a result rule only.
+            denorm_out: match (d(c >> 3), (c >> 12) & 1) {
+                (Denorm::FlushKeepSign, 1) => Denorm::FlushBeforeRounding,
+                (rule, _) => rule,
+            },
             nan: if (c >> 4) & 1 == 0 {
                 NanMode::Propagate
             } else {

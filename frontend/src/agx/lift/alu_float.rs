@@ -173,35 +173,13 @@ fn finish32(ctx: &mut Ctx, x: Value, sat: bool) -> Value {
 
 /// fmadd32 with the FP32 output rule judged before rounding: an exact result below
 /// 2^-126 in magnitude becomes ±0 even when it rounds up to the smallest normal
-/// (agx.md §7). The round-toward-zero twin tells whether the exact value is tiny.
+/// (agx.md §7; the IR rule `Denorm::FlushBeforeRounding`).
 fn fma32(ctx: &mut Ctx, a: Value, b: Value, c: Value, sat: bool) -> Value {
-    let r = ctx.b.ins(
-        InstKind::Fma {
-            mode: mode32(false),
-        },
-        &[a, b, c],
-    );
-    let tz_mode = FloatMode {
-        denorm_in: Denorm::FlushKeepSign,
-        round: Round::TowardZero,
-        ..FloatMode::IEEE
+    let mode = FloatMode {
+        denorm_out: Denorm::FlushBeforeRounding,
+        ..mode32(sat)
     };
-    let tz = ctx.b.ins(InstKind::Fma { mode: tz_mode }, &[a, b, c]);
-    let tz = ctx.cast(CastOp::Bitcast, Type::I32, tz);
-    let mag = ctx.i32c(0x7fff_ffff);
-    let tz_mag = ctx.bin(IBinOp::And, tz, mag);
-    let min_normal = ctx.i32c(0x0080_0000);
-    let tiny = ctx.icmp(wavejit_ir::IntCC::Ult, tz_mag, min_normal);
-    let bits = ctx.cast(CastOp::Bitcast, Type::I32, r);
-    let sign = ctx.i32c(0x8000_0000);
-    let zero = ctx.bin(IBinOp::And, bits, sign);
-    let fixed = ctx.select(tiny, zero, bits);
-    let fixed = ctx.cast(CastOp::Bitcast, Type::F32, fixed);
-    if sat {
-        finish32(ctx, fixed, true)
-    } else {
-        fixed
-    }
+    ctx.b.ins(InstKind::Fma { mode }, &[a, b, c])
 }
 
 fn sat_of(instr: &Instr) -> bool {
