@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
 use cranelift_entity::SecondaryMap;
-use wavejit_ir::{Block, Inst, Kernel, Type};
+use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Type};
 
 use crate::Tier;
 use crate::codegen::{CompiledCode, compile};
@@ -31,6 +31,13 @@ pub struct Compiled {
     /// Segment starting at each linear pc, `u32::MAX` elsewhere (read by the
     /// compiled code through `BatchCtx::seg_of_pc`).
     pub(crate) seg_of_pc: Vec<u32>,
+    /// Bytes of shared memory per workgroup and private memory per lane a
+    /// batch provides: the kernel's sizes, or 0 when no instruction accesses
+    /// that space (then zeroing it for every batch would be wasted; AGX and
+    /// ir3 kernels declare register-file areas that the lifters' SSA promotion
+    /// leaves unused).
+    pub(crate) shared_bytes: usize,
+    pub(crate) private_bytes: usize,
     /// Batch buffers left by earlier dispatches, one per worker that ran.
     pool: Mutex<Vec<Buffers>>,
 }
@@ -84,8 +91,27 @@ impl Compiled {
                 _ => u32::MAX,
             })
             .collect();
+        let uses = |space: AddrSpace| {
+            kernel.insts.values().any(|d| match &d.kind {
+                InstKind::Load(a) | InstKind::Store(a) => a.space == space,
+                InstKind::Atomic { space: s, .. } => *s == space,
+                _ => false,
+            })
+        };
+        let shared_bytes = if uses(AddrSpace::Shared) {
+            kernel.shared_size as usize
+        } else {
+            0
+        };
+        let private_bytes = if uses(AddrSpace::Private) {
+            kernel.private_size as usize
+        } else {
+            0
+        };
         Ok(Compiled {
             seg_of_pc,
+            shared_bytes,
+            private_bytes,
             kernel: kernel.clone(),
             lanes,
             plan,

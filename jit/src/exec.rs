@@ -143,8 +143,9 @@ impl<'a> Runner<'a> {
         // are read (SSA dominance), so recycled buffers only need the sizes.
         bufs.regs.resize(kernel.values.len() * n, 0);
         bufs.recs.resize(n, LaneRec::EMPTY);
-        bufs.shared.resize(kernel.shared_size as usize * slots, 0);
-        bufs.private.resize(kernel.private_size as usize * n, 0);
+        let (ss, ps) = (c.shared_bytes, c.private_bytes);
+        bufs.shared.resize(ss * slots, 0);
+        bufs.private.resize(ps * n, 0);
         bufs.parked.resize(n, false);
         bufs.wave_min.resize(slots, PC_DEAD);
         bufs.wave_next.resize(slots, PC_DEAD);
@@ -152,7 +153,6 @@ impl<'a> Runner<'a> {
         // per dispatch (the divisions of `local_id` cost more than a short
         // kernel's lane).
         let wave_size = dispatch.wave_size as usize;
-        let (ss, ps) = (kernel.shared_size as usize, kernel.private_size as usize);
         let shared = bufs.shared.as_mut_ptr() as u64;
         let private = bufs.private.as_mut_ptr() as u64;
         let wgl = wg_lanes.max(1);

@@ -187,6 +187,19 @@ pub fn compile(
     })
 }
 
+/// The segment that starts where segment `k`'s block jumps unconditionally
+/// (`None` for other terminators, or when that pc is a sync position).
+fn jump_target_segment(kernel: &Kernel, plan: &Plan, k: usize) -> Option<u32> {
+    let block = plan.segments.get(k)?.block;
+    let Some(wj::Terminator::Jump(call)) = &kernel.blocks.get(block)?.term else {
+        return None;
+    };
+    match plan.kind(plan.block_pc[call.block]) {
+        crate::plan::PcKind::Segment(s) => Some(s),
+        _ => None,
+    }
+}
+
 /// Cranelift's per-function working memory (IR, CFG, dominator tree, the
 /// register allocator's tables), kept per thread between compiles: building
 /// it afresh costs allocator traffic on every compile, and Cranelift's
@@ -382,11 +395,12 @@ impl<'a, 'b> Lower<'a, 'b> {
         for (k, &blk) in seg_blocks.iter().enumerate() {
             lower.b.switch_to_block(blk);
             lower.segment(k)?;
-            let next = if edges && plan.segments[k].next_pc.is_none() {
-                cont
-            } else {
-                ret
-            };
+            let ends_with_term = plan.segments[k].next_pc.is_none();
+            if let Some(s) = jump_target_segment(kernel, plan, k).filter(|_| ends_with_term) {
+                lower.jump_on(s, seg_blocks[s as usize], limit, cont)?;
+                continue;
+            }
+            let next = if edges && ends_with_term { cont } else { ret };
             lower.b.ins().jump(next, &[]);
         }
         lower.b.switch_to_block(cont);
@@ -602,6 +616,30 @@ impl<'a, 'b> Lower<'a, 'b> {
             values.push(x);
         }
         Ok(values)
+    }
+
+    /// After a segment ending in an unconditional jump to the start of segment
+    /// `s`: when no lane faulted, every listed lane is at that start, so the
+    /// scan of [`Lower::chain`] is not needed, only its `limit` test.
+    fn jump_on(
+        &mut self,
+        s: u32,
+        target: ir::Block,
+        limit: ir::Value,
+        otherwise: ir::Block,
+    ) -> Result<(), JitError> {
+        use cranelift_codegen::ir::condcodes::IntCC;
+        let pc = self.plan.segment_pc(s);
+        let f = self
+            .b
+            .ins()
+            .stack_load(types::I64, types::I32, self.faulted, 0);
+        let clean = self.b.ins().icmp_imm_s(IntCC::Equal, f, 0);
+        let start = self.iconst(types::I32, i64::from(pc as i32));
+        let below = self.b.ins().icmp(IntCC::UnsignedLessThan, start, limit);
+        let go = self.b.ins().band(clean, below);
+        self.b.ins().brif(go, target, &[], otherwise, &[]);
+        Ok(())
     }
 
     /// After a terminator: when every listed lane is alive and at the same pc,
