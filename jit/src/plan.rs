@@ -260,13 +260,7 @@ pub fn vector_op(kernel: &Kernel, inst: Inst) -> bool {
     if data.results.len() != 1 || !data.results.iter().all(w32) || !data.args.iter().all(w32) {
         return false;
     }
-    // Results flushed before rounding need the scalar path's exact fallback.
-    let plain = |m: &wavejit_ir::FloatMode| {
-        !m.flags
-            && !m.sat
-            && m.round == Round::NearestEven
-            && m.denorm_out != wavejit_ir::Denorm::FlushBeforeRounding
-    };
+    let plain = |m: &wavejit_ir::FloatMode| !m.flags && !m.sat && m.round == Round::NearestEven;
     let konst = |k: usize| {
         data.args
             .get(k)
@@ -295,7 +289,6 @@ pub fn vector_op(kernel: &Kernel, inst: Inst) -> bool {
             f32s()
                 && !mode.flags
                 && !mode.sat
-                && mode.denorm_out != wavejit_ir::Denorm::FlushBeforeRounding
                 && (matches!(op, FUnOp::Neg | FUnOp::Abs)
                     || (*op == FUnOp::Sqrt && mode.round == Round::NearestEven))
         }

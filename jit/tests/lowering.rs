@@ -803,7 +803,11 @@ fn vector_nan_tests_cover_every_escape() {
 fn flush_before_rounding_inline_and_at_the_smallest_normal() {
     let text = "kernel @tiny shared 0 private 0 {
 block0:
-  v0 = local_index
+  v40 = local_index
+  v41 = workgroup_id.x
+  v42 = const.i32 16
+  v43 = imul.i32 v41, v42
+  v0 = iadd.i32 v43, v40
   v1 = zext.i32.i64 v0
   v2 = const.i64 3
   v3 = shl.i64 v1, v2
@@ -821,7 +825,7 @@ block0:
   v15 = const.i64 0x10000000
   v16 = iadd.i64 v15, v14
   store.global.f32 v16, v11
-  v17 = const.i64 32
+  v17 = const.i64 128
   v18 = iadd.i64 v16, v17
   store.global.f32 v18, v12
   exit
@@ -842,16 +846,29 @@ block0:
         (0x7f80_0000, 0x0000_0000, 0x7fc0_0000), // inf * 0: canonical NaN
         (0x0000_0001, 0x7f00_0000, 0),           // subnormal input flushed
     ];
-    let ro: Vec<u8> = cases
-        .iter()
-        .flat_map(|&(a, b, _)| [a.to_le_bytes(), b.to_le_bytes()].concat())
+    // 32 lanes in two workgroups of 16 (one vector iteration each): the NaN
+    // case (which sends its whole iteration to the exact helper) only in the
+    // second, so the first shows the smallest-normal test of its own.
+    let case_of = |lane: usize| {
+        if lane < 16 && lane % 8 == 6 {
+            cases[0]
+        } else {
+            cases[lane % 8]
+        }
+    };
+    let ro: Vec<u8> = (0..32)
+        .flat_map(|l| {
+            let (a, b, _) = case_of(l);
+            [a.to_le_bytes(), b.to_le_bytes()].concat()
+        })
         .collect();
-    let d = Dispatch::new([1, 1, 1], [8, 1, 1]);
-    let out = compare(&k, &d, &[0; 64], &ro);
+    let d = Dispatch::new([2, 1, 1], [16, 1, 1]);
+    let out = compare(&k, &d, &[0; 256], &ro);
     assert_eq!(out.fault, None);
     let got = u32s(&out.memory);
-    for (i, &(a, b, want)) in cases.iter().enumerate() {
-        assert_eq!(got[i], want, "fma {a:#x} * {b:#x}");
-        assert_eq!(got[8 + i], want, "fmul {a:#x} * {b:#x}");
+    for lane in 0..32 {
+        let (a, b, want) = case_of(lane);
+        assert_eq!(got[lane], want, "fma {a:#x} * {b:#x}");
+        assert_eq!(got[32 + lane], want, "fmul {a:#x} * {b:#x}");
     }
 }

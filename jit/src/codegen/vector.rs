@@ -7,7 +7,8 @@
 //! the scalar code's bits.
 //!
 //! NaN results are rare, so the vector code leaves out the NaN rules: it ors
-//! together a mask of every float result that is NaN, and when that mask is
+//! together a mask of every float result that is NaN (and of results flushed
+//! before rounding whose magnitude is the smallest normal), and when that mask is
 //! set, the iteration's lanes are computed again by the host helper
 //! `wj_vector_exact` through `semantics::eval_pure` (the interpreter's
 //! definition) and the vector results are dropped. Without a NaN anywhere both
@@ -470,8 +471,28 @@ impl Lower<'_, '_> {
     fn vfinish(&mut self, st: &mut VecState, mode: &FloatMode, r: Gang) -> Gang {
         match mode.denorm_out {
             Denorm::Preserve => r,
-            // `plan::vector_op` keeps `FlushBeforeRounding` results scalar.
-            Denorm::FlushKeepSign | Denorm::FlushBeforeRounding => self.vflush(st, r),
+            Denorm::FlushKeepSign => self.vflush(st, r),
+            Denorm::FlushBeforeRounding => {
+                // A result of exactly the smallest normal magnitude may have
+                // been tiny before rounding: its lanes take the exact helper,
+                // like NaN results.
+                self.note_min_normal(st, r);
+                self.vflush(st, r)
+            }
+        }
+    }
+
+    /// Adds the lanes of `r` whose magnitude is the smallest normal to the
+    /// iteration's exact-helper mask.
+    fn note_min_normal(&mut self, st: &mut VecState, r: Gang) {
+        st.float_results = true;
+        let mag = self.splat(st, MAG);
+        let min_normal = self.splat(st, EXP & EXP.wrapping_neg());
+        for (k, &x) in r.iter().enumerate() {
+            let x = self.as_i32x4(x);
+            let m = self.b.ins().band(x, mag);
+            let edge = self.b.ins().icmp(CC::Equal, m, min_normal);
+            st.nan_seen[k] = self.b.ins().bor(st.nan_seen[k], edge);
         }
     }
 }
