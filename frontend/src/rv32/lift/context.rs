@@ -5,8 +5,8 @@
 
 use wavejit_ir::{AddrSpace, BlockCall, InstKind, MemAccess, Terminator, Type};
 
-use super::emit::Emitter;
-use super::liveness::{F_BASE, FFLAGS, FRM};
+use super::emit::{Emitter, End};
+use super::liveness::{FFLAGS, FRM};
 use crate::rv32::{FReg, XReg};
 
 /// Byte offset of x0..x31.
@@ -70,31 +70,49 @@ impl Emitter<'_> {
         );
     }
 
+    /// Writes the lane's context record into the current block (if enabled).
+    fn record_exit(&mut self) {
+        if self.pro.and_then(|p| p.ctx).is_none() {
+            return;
+        }
+        for r in 0..32u8 {
+            let v = self.x(XReg(r));
+            self.ctx_store(X_OFFSET + 4 * u64::from(r), v);
+        }
+        for r in 0..32u8 {
+            let v = self.f(FReg(r));
+            self.ctx_store(F_OFFSET + 4 * u64::from(r), v);
+        }
+        let hi = self.bin_imm(wavejit_ir::IBinOp::Shl, self.vals[FRM], 5);
+        let fcsr = self.bin(wavejit_ir::IBinOp::Or, hi, self.vals[FFLAGS]);
+        self.ctx_store(FCSR_OFFSET, fcsr);
+        let pc = self.c32(self.pc.unwrap_or(0));
+        self.ctx_store(PC_OFFSET, pc);
+        let one = self.c32(1);
+        self.ctx_store(DONE_OFFSET, one);
+    }
+
     /// A fresh block that records the lane's state (if enabled) and exits.
     pub fn exit_call(&mut self) -> BlockCall {
         let saved = self.cur;
         let b = self.new_block();
         self.cur = b;
-        if self.pro.and_then(|p| p.ctx).is_some() {
-            for r in 0..32u8 {
-                let v = self.x(XReg(r));
-                self.ctx_store(X_OFFSET + 4 * u64::from(r), v);
-            }
-            for r in 0..32u8 {
-                let v = self.f(FReg(r));
-                self.ctx_store(F_OFFSET + 4 * u64::from(r), v);
-            }
-            let hi = self.bin_imm(wavejit_ir::IBinOp::Shl, self.vals[FRM], 5);
-            let fcsr = self.bin(wavejit_ir::IBinOp::Or, hi, self.vals[FFLAGS]);
-            self.ctx_store(FCSR_OFFSET, fcsr);
-            let pc = self.c32(self.pc.unwrap_or(0));
-            self.ctx_store(PC_OFFSET, pc);
-            let one = self.c32(1);
-            self.ctx_store(DONE_OFFSET, one);
-        }
+        self.record_exit();
         self.k.set_terminator(b, Terminator::Exit);
         self.cur = saved;
-        let _ = F_BASE;
         BlockCall::new(b, &[])
+    }
+
+    /// Ends the lane at the end of the current block: right here when the
+    /// block has no cycle-limit test to pass first (a jump to an exit block
+    /// would cost one more IR block per lane).
+    pub fn exit_here(&mut self) {
+        if self.check_limit && self.opts.cycle_limit.is_some() {
+            let c = self.exit_call();
+            self.end(End::Jump(c));
+            return;
+        }
+        self.record_exit();
+        self.k.set_terminator(self.cur, Terminator::Exit);
     }
 }

@@ -1,7 +1,7 @@
 //! The emitter: guest state as SSA values, IR block plumbing, block ends with the
 //! cycle-limit check folded into the terminator, traps and the jalr hub.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use wavejit_ir::{Block, Value};
 use wavejit_ir::{
@@ -11,6 +11,7 @@ use wavejit_ir::{
 use super::LiftOptions;
 use super::consts::ConstTracker;
 use super::liveness::{F_BASE, FFLAGS, FRM, FpEnv, ICOUNT, NVARS};
+use super::range::RangeState;
 use super::trap::{TrapCause, TrapSite};
 use crate::rv32::{FReg, XReg};
 
@@ -57,6 +58,16 @@ pub struct Emitter<'a> {
     pub hub: Option<Hub>,
     pub watchdog: Option<Block>,
     pub pro: Option<Prologue>,
+    /// Ranges of the x registers at each guest block's entry, and at the
+    /// current instruction.
+    pub ranges_in: BTreeMap<u32, RangeState>,
+    pub ranges: RangeState,
+    /// Guest blocks whose end tests the cycle limit ([`super::watchdog`]), and
+    /// whether the current one does.
+    pub checked: BTreeSet<u32>,
+    pub check_limit: bool,
+    /// Guest blocks the instruction count is live into.
+    pub count_live: BTreeSet<u32>,
 }
 
 /// How a guest block ends, before the cycle-limit check is folded in.
@@ -82,6 +93,11 @@ impl<'a> Emitter<'a> {
             hub: None,
             watchdog: None,
             pro: None,
+            ranges_in: BTreeMap::new(),
+            ranges: RangeState::unknown(),
+            checked: BTreeSet::new(),
+            check_limit: true,
+            count_live: BTreeSet::new(),
         }
     }
 
@@ -267,9 +283,10 @@ impl<'a> Emitter<'a> {
         b
     }
 
-    /// Ends the current block, checking the cycle limit first when there is one.
+    /// Ends the current block, checking the cycle limit first when this block
+    /// must.
     pub fn end(&mut self, end: End) {
-        let Some(limit) = self.opts.cycle_limit else {
+        let Some(limit) = self.opts.cycle_limit.filter(|_| self.check_limit) else {
             let term = match end {
                 End::Jump(c) => Terminator::Jump(c),
                 End::Branch(cond, then, otherwise) => Terminator::Branch {

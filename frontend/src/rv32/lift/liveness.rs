@@ -2,7 +2,7 @@
 //! parameters (live on entry and written somewhere in the kernel; state never
 //! written is the launch constant 0 defined in the prologue).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::consts::ConstTracker;
 use super::discover::{BlockEnd, GuestBlock};
@@ -170,9 +170,10 @@ fn inst_effects(instr: &Instr, env: FpEnv) -> (VarSet, VarSet) {
     (uses, defs)
 }
 
-/// Every variable some instruction writes (plus the counter when limited).
-pub fn written(blocks: &BTreeMap<u32, GuestBlock>, env: FpEnv, limited: bool) -> VarSet {
-    let mut w = if limited { bit(ICOUNT) } else { 0 };
+/// Every variable some instruction writes (plus the counter when some block
+/// tests it).
+pub fn written(blocks: &BTreeMap<u32, GuestBlock>, env: FpEnv, counted: bool) -> VarSet {
+    let mut w = if counted { bit(ICOUNT) } else { 0 };
     for b in blocks.values() {
         for (_, _, i) in &b.instrs {
             w |= inst_effects(i, env).1;
@@ -184,19 +185,21 @@ pub fn written(blocks: &BTreeMap<u32, GuestBlock>, env: FpEnv, limited: bool) ->
     w
 }
 
-/// Live-in sets per block.
+/// Live-in sets per block. `checked`: the blocks that test the instruction
+/// counter at their end; other blocks only add to it, so it is live through
+/// them exactly when a later test reads it.
 pub fn live_in(
     blocks: &BTreeMap<u32, GuestBlock>,
     env: FpEnv,
     written: VarSet,
     exit_uses: VarSet,
-    limited: bool,
+    checked: &BTreeSet<u32>,
 ) -> BTreeMap<u32, VarSet> {
     let mut summary: BTreeMap<u32, (VarSet, VarSet, Vec<Dest>)> = BTreeMap::new();
     for (&pc, b) in blocks {
         let mut uses: VarSet = 0;
         let mut defs: VarSet = 0;
-        if limited {
+        if checked.contains(&pc) {
             uses |= bit(ICOUNT);
             defs |= bit(ICOUNT);
         }

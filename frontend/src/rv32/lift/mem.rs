@@ -121,6 +121,17 @@ impl Emitter<'_> {
             let a = self.c32(addr);
             return self.global_load(a, shape);
         }
+        // Addresses whose range decides the window test need no run-time test.
+        let range = self.ranges.addr(rs1, offset);
+        if range.misses(ID_WINDOW_BASE, ID_WINDOW_SIZE) {
+            let addr = self.guest_addr(rs1, offset);
+            return self.global_load(addr, shape);
+        }
+        if range.within(ID_WINDOW_BASE, ID_WINDOW_SIZE) {
+            let addr = self.guest_addr(rs1, offset);
+            let off = self.bin_imm(IBinOp::Sub, addr, ID_WINDOW_BASE);
+            return self.window_load(off, shape);
+        }
         let addr = self.guest_addr(rs1, offset);
         let off = self.bin_imm(IBinOp::Sub, addr, ID_WINDOW_BASE);
         let size = self.c32(ID_WINDOW_SIZE);

@@ -30,9 +30,11 @@ mod fp;
 mod int;
 mod liveness;
 pub mod mem;
+mod range;
 pub mod trap;
+mod watchdog;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use wavejit_ir::{Kernel, Terminator};
 
@@ -42,7 +44,7 @@ pub use trap::{TrapCause, TrapSite};
 
 use discover::{BlockEnd, GuestBlock};
 use emit::{Emitter, End, var_type};
-use liveness::{ALL_VARS, NVARS, bit, is_ret, static_jalr_target};
+use liveness::{ALL_VARS, Dest, ICOUNT, NVARS, bit, dests, is_ret, static_jalr_target};
 
 use super::{Csr, Instr, XReg};
 
@@ -132,16 +134,39 @@ pub fn lift(
     let program = discover::discover(fetch, &roots, opts.max_instructions)?;
     let dump = opts.context_base.is_some();
     let env = liveness::fp_env(&program.blocks, dump);
-    let limited = opts.cycle_limit.is_some();
-    let written = liveness::written(&program.blocks, env, limited);
-    let exit_uses = if dump { ALL_VARS } else { 0 };
-    let live = liveness::live_in(&program.blocks, env, written, exit_uses, limited);
+    let checked = match opts.cycle_limit {
+        Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit),
+        None => BTreeSet::new(),
+    };
+    let written = liveness::written(&program.blocks, env, !checked.is_empty());
+    // The context record holds no instruction count.
+    let exit_uses = if dump { ALL_VARS & !bit(ICOUNT) } else { 0 };
+    let live = liveness::live_in(&program.blocks, env, written, exit_uses, &checked);
 
     let mut kernel = Kernel::new(opts.name.clone());
     let prologue = kernel.add_block();
     let mut em = Emitter::new(kernel, prologue, env, opts);
     em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
+    em.ranges_in = range::entry_ranges(&program.blocks, entry);
+    em.checked = checked;
+    em.count_live = live
+        .iter()
+        .filter(|&(_, &set)| set & bit(ICOUNT) != 0)
+        .map(|(&pc, _)| pc)
+        .collect();
+    // An entry block nothing jumps back to runs right in the prologue block
+    // (one IR block less for every lane).
+    let inline_entry = program.blocks.contains_key(&entry)
+        && !program.blocks.values().any(|b| {
+            dests(b, &program.blocks)
+                .iter()
+                .any(|d| *d == Dest::Block(entry) || *d == Dest::Hub)
+        });
     for &pc in program.blocks.keys() {
+        if inline_entry && pc == entry {
+            em.blocks.insert(pc, (prologue, Vec::new()));
+            continue;
+        }
         let b = em.new_block();
         let set = live.get(&pc).copied().unwrap_or(0);
         let vars: Vec<usize> = (0..NVARS).filter(|&v| set & bit(v) != 0).collect();
@@ -151,8 +176,10 @@ pub fn lift(
         em.blocks.insert(pc, (b, vars));
     }
     em.prologue();
-    let call = em.dest_call(entry);
-    em.k.set_terminator(prologue, Terminator::Jump(call));
+    if !inline_entry {
+        let call = em.dest_call(entry);
+        em.k.set_terminator(prologue, Terminator::Jump(call));
+    }
     for gb in program.blocks.values() {
         emit_block(&mut em, gb, &program.blocks);
     }
@@ -174,17 +201,26 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
     em.pc = Some(gb.start);
     em.word = None;
     em.consts = consts::ConstTracker::default();
+    em.ranges = em
+        .ranges_in
+        .get(&gb.start)
+        .cloned()
+        .unwrap_or_else(range::RangeState::unknown);
     for v in 0..NVARS {
         em.vals[v] = em.launch_value(v);
     }
+    // The prologue block (an inlined entry) has no parameters: its state is
+    // the launch state set above.
     let params = em.k.blocks[block].params.clone();
     for (&var, &p) in vars.iter().zip(params.iter()) {
         em.vals[var] = p;
     }
-    if em.opts.cycle_limit.is_some() {
+    em.check_limit = em.checked.contains(&gb.start);
+    // The count matters only to a test here or in a later block (then it is
+    // live on entry: a parameter, or the launch value 0 of an inlined entry).
+    if em.check_limit || em.count_live.contains(&gb.start) {
         let n = gb.instrs.len() as u32;
-        em.vals[liveness::ICOUNT] =
-            em.bin_imm(wavejit_ir::IBinOp::Add, em.vals[liveness::ICOUNT], n);
+        em.vals[ICOUNT] = em.bin_imm(wavejit_ir::IBinOp::Add, em.vals[ICOUNT], n);
     }
     for &(pc, word, ref instr) in &gb.instrs {
         em.pc = Some(pc);
@@ -195,6 +231,7 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
         }
         emit_instr(em, instr);
         em.consts.step(pc, instr);
+        em.ranges.step(pc, instr);
     }
     match gb.end {
         BlockEnd::Fallthrough(next) => {
@@ -246,8 +283,7 @@ fn terminate(
             let link = em.c32(next);
             em.set_x(rd, link);
             if ret && ra_known == Some(0) {
-                let c = em.exit_call();
-                em.end(End::Jump(c));
+                em.exit_here();
                 return;
             }
             let go = match static_jalr_target(gb) {
@@ -263,10 +299,7 @@ fn terminate(
                 em.end(End::Jump(go));
             }
         }
-        Instr::Ebreak => {
-            let c = em.exit_call();
-            em.end(End::Jump(c));
-        }
+        Instr::Ebreak => em.exit_here(),
         _ => em.trap_here(TrapCause::Ecall),
     }
 }
