@@ -48,7 +48,7 @@ mod sr;
 pub use dispatch::{AgxDispatch, UNIFORM_HALVES};
 pub use error::LiftError;
 
-use wavejit_ir::transform::{fold_constants, promote_private};
+use wavejit_ir::transform::{fold_constants, narrow_integers, promote_private};
 use wavejit_ir::{Builder, Kernel};
 
 use super::Opcode;
@@ -123,6 +123,9 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // Promotion leaves the exec-mask bookkeeping on known values (the initial
     // nesting counter is a constant): fold it and drop what became dead.
     let _ = fold_constants(&mut kernel);
+    // `imadd` and the shifts compute in 64 bits and keep the low half: 32-bit
+    // arithmetic gives the same bits and runs in the JIT's vector runs.
+    let _ = narrow_integers(&mut kernel);
     Ok(kernel)
 }
 
