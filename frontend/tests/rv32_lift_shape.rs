@@ -7,7 +7,7 @@
 mod rv32_lift_common;
 
 use rv32_lift_common::{Outcome, run_with};
-use wavejit_frontend::rv32::lift::{LiftOptions, TrapCause};
+use wavejit_frontend::rv32::lift::{DispatchShape, LiftOptions, TrapCause};
 use wavejit_frontend::rv32::*;
 use wavejit_ir::{InstKind, Kernel, Terminator};
 
@@ -316,4 +316,76 @@ fn longest_path_decides_and_loops_keep_the_test() {
     );
     ok(&o);
     assert!(count(&o.lifted.kernel, |i| matches!(i, InstKind::Trap { .. })) > 0);
+}
+
+/// `i = blockIdx.x * blockDim.x + threadIdx.x` read from the ID window, then
+/// `y[i] = x[i] + 1`: with the dispatch shape the address range is known.
+fn window_indexed_copy() -> Vec<Instr> {
+    vec![
+        Instr::Lui {
+            rd: x(14),
+            imm: 0x8000_0000,
+        },
+        lw(15, 14, 0x10),
+        lw(13, 14, 0x20),
+        lw(14, 14, 0),
+        Instr::Op {
+            op: AluOp::Mul,
+            rd: x(15),
+            rs1: x(15),
+            rs2: x(13),
+        },
+        add(15, 15, 14),
+        imm(AluImmOp::Slli, 15, 15, 2),
+        Instr::Lui {
+            rd: x(8),
+            imm: 0x1000,
+        },
+        add(8, 8, 15),
+        lw(10, 8, 0),
+        imm(AluImmOp::Addi, 10, 10, 1),
+        sw(10, 8, 0x400),
+        Instr::Ebreak,
+    ]
+}
+
+#[test]
+fn dispatch_shape_bounds_id_reads() {
+    let code = rv32_lift_common::words_of(&window_indexed_copy());
+    let input: Vec<u32> = (0..24u32).map(|i| 1000 + i).collect();
+    let (grid, block) = ([3, 1, 1], [8, 1, 1]);
+    let shaped = LiftOptions {
+        shape: Some(DispatchShape {
+            num_workgroups: grid,
+            workgroup_size: block,
+        }),
+        ..LiftOptions::default()
+    };
+    for (opts, tests) in [(LiftOptions::default(), 1), (shaped, 0)] {
+        let o = run_with(&code, &[(0x1000, input.clone())], grid, block, opts);
+        ok(&o);
+        assert_eq!(branches(&o.lifted.kernel), tests);
+        let want: Vec<u32> = input.iter().map(|v| v + 1).collect();
+        assert_eq!(o.mem.words(0x1400, 24), want);
+    }
+    // A grid whose index range could reach the window keeps the tests.
+    let huge = DispatchShape {
+        num_workgroups: [1 << 19, 1, 1],
+        workgroup_size: [8192, 1, 1],
+    };
+    let lifted = wavejit_frontend::rv32::lift::lift(
+        &|pc| code.get(pc as usize / 4).copied(),
+        0,
+        &LiftOptions {
+            shape: Some(huge),
+            ..LiftOptions::default()
+        },
+    )
+    .expect("lift");
+    assert_eq!(branches(&lifted.kernel), 1);
+    assert!(lifted.fits(&huge));
+    assert!(!lifted.fits(&DispatchShape {
+        num_workgroups: [1, 1, 1],
+        workgroup_size: [8192, 1, 1],
+    }));
 }

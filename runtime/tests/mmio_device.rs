@@ -408,6 +408,59 @@ fn runaway_kernel_hits_the_cycle_limit() {
     }
 }
 
+/// The lift assumes the launch's grid (ID reads then have known ranges): a
+/// launch with another grid must lift again. Lane `local` loads from
+/// 0x100 + local * 0x7fffff00, which is VRAM for lane 0 and the ID window
+/// (threadIdx.x) for lane 1; lifted for one lane only, the load has no window
+/// test and lane 1 would fault.
+#[test]
+fn other_grid_lifts_again() {
+    let word = |rd: u8, rs1: u8, offset: i32| Instr::Load {
+        kind: LoadKind::Word,
+        rd: x(rd),
+        rs1: x(rs1),
+        offset,
+    };
+    let prog = enc(&[
+        Instr::Lui {
+            rd: x(14),
+            imm: 0x8000_0000,
+        },
+        word(15, 14, 0),
+        addi(13, 14, -0x100),
+        Instr::Op {
+            op: AluOp::Mul,
+            rd: x(16),
+            rs1: x(15),
+            rs2: x(13),
+        },
+        addi(16, 16, 0x100),
+        word(10, 16, 0),
+        Instr::OpImm {
+            op: AluImmOp::Slli,
+            rd: x(15),
+            rs1: x(15),
+            imm: 2,
+        },
+        Instr::Store {
+            kind: StoreKind::Word,
+            rs1: x(15),
+            rs2: x(10),
+            offset: 0x200,
+        },
+        Instr::Ebreak,
+    ]);
+    let mut d = dev();
+    load(&mut d, 0, &prog);
+    load(&mut d, 0x100, &[0x1234]);
+    launch(&mut d, [1, 1, 1], [1, 1, 1]);
+    assert_eq!(r0(&d, ERROR_STATUS), 0);
+    assert_eq!(vram_words(&d, 0x200, 2), [0x1234, 0]);
+    launch(&mut d, [1, 1, 1], [2, 1, 1]);
+    assert_eq!(r0(&d, ERROR_STATUS), 0, "{:?}", d.last_fault());
+    assert_eq!(vram_words(&d, 0x200, 2), [0x1234, 1]);
+}
+
 /// A kernel that retires exactly the limit completes; one more instruction faults.
 #[test]
 fn cycle_limit_boundary() {

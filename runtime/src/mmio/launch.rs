@@ -1,11 +1,11 @@
-//! DISPATCH (datasheet §4): validate, lift the kernel from VRAM (cached while the
-//! code words are unchanged), run every block synchronously, map faults to error
-//! bits.
+//! DISPATCH (datasheet §4): validate, lift the kernel from VRAM for the launch's
+//! grid (cached while the code words and the grid are unchanged), run every block
+//! synchronously, map faults to error bits.
 
 use std::fmt;
 
 use wavejit_frontend::rv32::lift::{
-    self, LANE_BYTES, LaneContext, LiftOptions, LiftedKernel, TrapCause,
+    self, DispatchShape, LANE_BYTES, LaneContext, LiftOptions, LiftedKernel, TrapCause,
 };
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Dispatch, Engine, Fault, FaultKind};
@@ -128,10 +128,17 @@ impl GpgpuDevice {
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn lifted(&mut self, entry: u32) -> Result<LiftedKernel, lift::LiftError> {
+    /// The kernel at `entry` lifted for this launch's grid (the lift assumes
+    /// it to bound ID reads; a launch with another grid lifts again).
+    fn lifted(
+        &mut self,
+        entry: u32,
+        shape: DispatchShape,
+    ) -> Result<LiftedKernel, lift::LiftError> {
         let fetch = |pc: u32| self.fetch_word(pc);
         if let Some(k) = &self.cached
             && k.entry == entry
+            && k.fits(&shape)
             && k.matches(&fetch)
         {
             return Ok(k.clone());
@@ -140,6 +147,7 @@ impl GpgpuDevice {
             name: format!("rv32@{entry:#x}"),
             cycle_limit: self.cfg.cycle_limit,
             context_base: self.cfg.capture_context.then_some(CONTEXT_BASE),
+            shape: Some(shape),
             ..LiftOptions::default()
         };
         let k = lift::lift(&fetch, entry, &opts)?;
@@ -155,7 +163,11 @@ impl GpgpuDevice {
             lanes,
             ..LaunchReport::default()
         };
-        let lifted = match self.lifted(r.kernel_addr[0]) {
+        let shape = DispatchShape {
+            num_workgroups: r.grid,
+            workgroup_size: r.block,
+        };
+        let lifted = match self.lifted(r.kernel_addr[0], shape) {
             Ok(k) => k,
             Err(e) => {
                 report.fault = Some(DeviceFault {

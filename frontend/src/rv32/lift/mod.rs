@@ -66,6 +66,17 @@ pub struct LiftOptions {
     pub extra_entries: Vec<u32>,
     /// Bound on decoded instructions.
     pub max_instructions: usize,
+    /// The only grid the kernel will be dispatched with, if known: ID-window
+    /// reads and mhartid then have known ranges, which can prove more loads
+    /// outside the window. The lifted kernel is valid for this shape only.
+    pub shape: Option<DispatchShape>,
+}
+
+/// A dispatch's grid: blocks (IR workgroups) and threads per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DispatchShape {
+    pub num_workgroups: [u32; 3],
+    pub workgroup_size: [u32; 3],
 }
 
 impl Default for LiftOptions {
@@ -76,6 +87,7 @@ impl Default for LiftOptions {
             context_base: None,
             extra_entries: Vec::new(),
             max_instructions: 1 << 18,
+            shape: None,
         }
     }
 }
@@ -100,6 +112,8 @@ pub struct LiftedKernel {
     pub entry: u32,
     /// Number of guest basic blocks.
     pub guest_blocks: usize,
+    /// The dispatch shape the lift assumed ([`LiftOptions::shape`]).
+    pub shape: Option<DispatchShape>,
 }
 
 impl LiftedKernel {
@@ -111,6 +125,11 @@ impl LiftedKernel {
     /// The IR step limit to dispatch with: the lifted counter is the watchdog.
     pub fn step_limit(&self) -> u64 {
         u64::MAX
+    }
+
+    /// True if the kernel may run with `shape` (it assumed none or this one).
+    pub fn fits(&self, shape: &DispatchShape) -> bool {
+        self.shape.is_none_or(|s| s == *shape)
     }
 
     /// True if `fetch` still yields the words this kernel was lifted from.
@@ -147,7 +166,7 @@ pub fn lift(
     let prologue = kernel.add_block();
     let mut em = Emitter::new(kernel, prologue, env, opts);
     em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
-    em.ranges_in = range::entry_ranges(&program.blocks, entry);
+    em.ranges_in = range::entry_ranges(&program.blocks, entry, opts.shape.as_ref());
     em.checked = checked;
     em.count_live = live
         .iter()
@@ -190,6 +209,7 @@ pub fn lift(
         words: program.words,
         entry,
         guest_blocks: program.blocks.len(),
+        shape: opts.shape,
     })
 }
 
@@ -231,7 +251,7 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
         }
         emit_instr(em, instr);
         em.consts.step(pc, instr);
-        em.ranges.step(pc, instr);
+        em.ranges.step(pc, instr, em.opts.shape.as_ref());
     }
     match gb.end {
         BlockEnd::Fallthrough(next) => {

@@ -9,8 +9,10 @@
 
 use std::collections::BTreeMap;
 
+use super::DispatchShape;
 use super::discover::GuestBlock;
 use super::liveness::{Dest, dests};
+use super::mem::{ID_WINDOW_BASE, ID_WINDOW_SIZE};
 use crate::rv32::{AluImmOp, AluOp, Csr, Instr, LoadKind, XReg};
 
 /// The values `lo..=hi` (unsigned).
@@ -193,12 +195,34 @@ impl RangeState {
         }
     }
 
-    /// Updates the ranges after `instr` at `pc`.
-    pub fn step(&mut self, pc: u32, instr: &Instr) {
+    /// Updates the ranges after `instr` at `pc` (`shape`: the dispatch's, if
+    /// the lift may assume it).
+    pub fn step(&mut self, pc: u32, instr: &Instr, shape: Option<&DispatchShape>) {
         let Some(rd) = instr.reg_effects().x_dst else {
             return;
         };
-        let r = self.result(pc, instr);
+        let r = match (shape, *instr) {
+            (
+                Some(s),
+                Instr::Csr {
+                    csr: Csr::Mhartid, ..
+                },
+            ) => hartid_range(s),
+            (
+                Some(s),
+                Instr::Load {
+                    kind: LoadKind::Word,
+                    rs1,
+                    offset,
+                    ..
+                },
+            ) => self
+                .addr(rs1, offset)
+                .single()
+                .and_then(|a| id_word_range(s, a))
+                .unwrap_or(Range::FULL),
+            _ => self.result(pc, instr),
+        };
         if rd.0 != 0 {
             self.x[rd.num()] = r;
         }
@@ -256,11 +280,50 @@ impl RangeState {
     }
 }
 
+/// `0..=n-1` for a count `n` that fits (nothing runs when it is 0).
+fn below(n: u64) -> Range {
+    u32::try_from(n.saturating_sub(1)).map_or(Range::FULL, Range::upto)
+}
+
+/// mhartid = block_linear << 13 | local index.
+fn hartid_range(s: &DispatchShape) -> Range {
+    let count = |d: [u32; 3]| d.iter().map(|&v| u64::from(v)).product::<u64>();
+    below(count(s.num_workgroups))
+        .shl(13)
+        .or(below(count(s.workgroup_size)))
+}
+
+/// The range of the aligned ID-window word at `addr`, if `addr` is one.
+fn id_word_range(s: &DispatchShape, addr: u32) -> Option<Range> {
+    let off = addr.wrapping_sub(ID_WINDOW_BASE);
+    if off >= ID_WINDOW_SIZE || !off.is_multiple_of(4) {
+        return None;
+    }
+    let local = s
+        .workgroup_size
+        .iter()
+        .map(|&v| u64::from(v))
+        .product::<u64>();
+    let d = (off as usize % 16) / 4;
+    Some(match (off / 16, d) {
+        (0, 0) => below(local),
+        (1, 0..=2) => below(u64::from(s.num_workgroups[d])),
+        (2, 0..=2) => Range::exact(s.workgroup_size[d]),
+        (3, 0..=2) => Range::exact(s.num_workgroups[d]),
+        // Offsets without an ID read 0.
+        _ => Range::exact(0),
+    })
+}
+
 /// Growths of a block's entry state before growing ranges jump to full.
 const WIDEN_AFTER: u32 = 4;
 
 /// Entry ranges of every block (a block no path reaches gets `unknown`).
-pub fn entry_ranges(blocks: &BTreeMap<u32, GuestBlock>, entry: u32) -> BTreeMap<u32, RangeState> {
+pub fn entry_ranges(
+    blocks: &BTreeMap<u32, GuestBlock>,
+    entry: u32,
+    shape: Option<&DispatchShape>,
+) -> BTreeMap<u32, RangeState> {
     let succs: BTreeMap<u32, Vec<Dest>> = blocks
         .iter()
         .map(|(&pc, b)| (pc, dests(b, blocks)))
@@ -279,7 +342,7 @@ pub fn entry_ranges(blocks: &BTreeMap<u32, GuestBlock>, entry: u32) -> BTreeMap<
         };
         let mut out = s.clone();
         for &(ipc, _, ref instr) in &b.instrs {
-            out.step(ipc, instr);
+            out.step(ipc, instr, shape);
         }
         let mut targets: Vec<(u32, RangeState)> = Vec::new();
         for d in succs.get(&pc).map_or(&[][..], Vec::as_slice) {
