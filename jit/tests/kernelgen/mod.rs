@@ -622,15 +622,21 @@ impl<'c> Gen<'c> {
         self.cur = cont;
     }
 
-    fn looped(&mut self) {
-        // Trip count 0..=3 plus a lane-dependent part.
+    /// A loop's lane-dependent trip bound (0..=3), the type of the value it
+    /// carries and that value's start.
+    fn loop_start(&mut self) -> (Value, Type, Value) {
         let x = self.val(Type::I32);
         let lane = self.pool[0];
         let mixed = self.ins1(InstKind::IBinary(IBinOp::Add), &[x, lane]);
         let three = self.konst(Type::I32, 3);
         let n = self.ins1(InstKind::IBinary(IBinOp::And), &[mixed, three]);
         let ty = self.pick(&[Type::I32, Type::I64, Type::F32]);
-        let init = self.val(ty);
+        (n, ty, self.val(ty))
+    }
+
+    fn looped(&mut self) {
+        // Trip count 0..=3 plus a lane-dependent part.
+        let (n, ty, init) = self.loop_start();
         let head = self.k.add_block();
         let body = self.k.add_block();
         let exit = self.k.add_block();
@@ -673,13 +679,7 @@ impl<'c> Gen<'c> {
     /// lane-dependent). Its body is straight-line: without stores, barriers
     /// or cross-lane operations the JIT runs it per lane to the end.
     fn do_while(&mut self) {
-        let x = self.val(Type::I32);
-        let lane = self.pool[0];
-        let mixed = self.ins1(InstKind::IBinary(IBinOp::Add), &[x, lane]);
-        let three = self.konst(Type::I32, 3);
-        let n = self.ins1(InstKind::IBinary(IBinOp::And), &[mixed, three]);
-        let ty = self.pick(&[Type::I32, Type::I64, Type::F32]);
-        let init = self.val(ty);
+        let (n, ty, init) = self.loop_start();
         let body = self.k.add_block();
         let exit = self.k.add_block();
         let i = self.k.add_block_param(body, Type::I32);

@@ -259,19 +259,16 @@ impl Lifter<'_> {
         }
     }
 
-    fn lift_atomic(&mut self, ins: &Instr, space: AddrSpace) -> Result<(), LiftError> {
-        let opname = ins
-            .encoding
-            .trim_start_matches("atomic.")
-            .trim_start_matches("g.");
-        let t = ins.get("TYPE").unwrap_or(3);
-        // Like the IBO atomics: a630's global and local atomics are 32-bit
-        // (mesa emits u32 or s32); other types must not run as 32-bit ones.
+    /// The IR atomic of the a630 atomic `name` (`add`, `min`, ...) on TYPE
+    /// `t`. Global, local and IBO atomics are 32-bit on a630 (mesa emits u32
+    /// or s32; u64 is a later generation's): other types must not run as
+    /// 32-bit ones.
+    pub(crate) fn atomic_op(&self, ins: &Instr, name: &str, t: i64) -> Result<AtomicOp, LiftError> {
         if t != 3 && t != 5 {
             return Err(self.malformed(ins, format!("atomic type {t} (a630 has u32/s32 only)")));
         }
         let signed = t == 5;
-        let op = match opname {
+        Ok(match name {
             "add" => AtomicOp::Add,
             "sub" => AtomicOp::Sub,
             "xchg" => AtomicOp::Xchg,
@@ -286,7 +283,16 @@ impl Lifter<'_> {
             "or" => AtomicOp::Or,
             "xor" => AtomicOp::Xor,
             _ => return Err(self.unsupported(ins)),
-        };
+        })
+    }
+
+    fn lift_atomic(&mut self, ins: &Instr, space: AddrSpace) -> Result<(), LiftError> {
+        let opname = ins
+            .encoding
+            .trim_start_matches("atomic.")
+            .trim_start_matches("g.");
+        let t = ins.get("TYPE").unwrap_or(3);
+        let op = self.atomic_op(ins, opname, t)?;
         let s1 = self.field_op(ins, "SRC1")?;
         let s2 = self.field_op(ins, "SRC2")?;
         let addr = if space == AddrSpace::Global {

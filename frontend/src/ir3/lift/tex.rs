@@ -507,27 +507,7 @@ impl Lifter<'_> {
         data: &Operand,
         t: i64,
     ) -> Result<(), LiftError> {
-        // a6xx image/SSBO atomics are 32-bit (mesa emits u32 or s32; u64 is a
-        // later generation's).
-        if t != 3 && t != 5 {
-            return Err(self.malformed(ins, format!("atomic type {t} (a630 has u32/s32 only)")));
-        }
-        let op = match ins.encoding.trim_start_matches("atomic.b.") {
-            "add" => AtomicOp::Add,
-            "sub" => AtomicOp::Sub,
-            "xchg" => AtomicOp::Xchg,
-            "inc" => AtomicOp::IncWrap,
-            "dec" => AtomicOp::DecWrap,
-            "cmpxchg" => AtomicOp::CmpXchg,
-            "min" if t == 5 => AtomicOp::MinS,
-            "min" => AtomicOp::MinU,
-            "max" if t == 5 => AtomicOp::MaxS,
-            "max" => AtomicOp::MaxU,
-            "and" => AtomicOp::And,
-            "or" => AtomicOp::Or,
-            "xor" => AtomicOp::Xor,
-            _ => return Err(self.unsupported(ins)),
-        };
+        let op = self.atomic_op(ins, ins.encoding.trim_start_matches("atomic.b."), t)?;
         let mut data = *data;
         data.half = false;
         let mut args = vec![a];
