@@ -2,52 +2,13 @@
 //! golden interpreter, with exact result bits (mesa-relied integer semantics and
 //! the measured a630 float rules).
 
-use std::cell::UnsafeCell;
-use std::ptr::NonNull;
+mod ir3_buffer;
 
+use ir3_buffer::{BUF, Buffer};
 use wavejit_frontend::ir3::assemble;
 use wavejit_frontend::ir3::lift::{LiftConfig, LiftError, lift};
 use wavejit_ir::interp::Interpreter;
-use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory};
-
-const BUF: u64 = 0x1000_0000;
-
-/// One global buffer at `BUF`.
-struct Buffer(UnsafeCell<Vec<u8>>);
-
-// SAFETY: tests run one dispatch at a time; lanes write disjoint words.
-unsafe impl Sync for Buffer {}
-
-// SAFETY: translate only returns pointers inside the owned vector.
-unsafe impl GlobalMemory for Buffer {
-    fn translate(&self, addr: u64, len: u64, _: Access) -> Result<NonNull<u8>, AccessCause> {
-        // SAFETY: the vector is never resized while a dispatch runs.
-        let v = unsafe { &mut *self.0.get() };
-        let off = addr.checked_sub(BUF).ok_or(AccessCause::Unmapped)?;
-        if off >= v.len() as u64 {
-            return Err(AccessCause::Unmapped);
-        }
-        if off + len > v.len() as u64 {
-            return Err(AccessCause::OutOfBounds);
-        }
-        NonNull::new(v[off as usize..].as_mut_ptr()).ok_or(AccessCause::Unmapped)
-    }
-}
-
-impl Buffer {
-    fn new(words: &[u32]) -> Buffer {
-        Buffer(UnsafeCell::new(
-            words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-        ))
-    }
-    fn words(&self) -> Vec<u32> {
-        // SAFETY: no dispatch is running.
-        let v = unsafe { &*self.0.get() };
-        v.chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    }
-}
+use wavejit_ir::{Dispatch, Engine, Fault};
 
 /// c0.xy = BUF; `consts` start at c1.x.
 fn uniforms(consts: &[u32]) -> Vec<u8> {

@@ -4,15 +4,14 @@
 //! typed image atomics — lifted and run on the golden interpreter with exact
 //! results.
 
-use std::cell::UnsafeCell;
-use std::ptr::NonNull;
+mod ir3_buffer;
 
+use ir3_buffer::{BUF, Buffer};
 use wavejit_frontend::ir3::assemble;
 use wavejit_frontend::ir3::lift::{CONST_BYTES, LiftConfig, LiftError, info, lift};
 use wavejit_ir::interp::Interpreter;
-use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory};
+use wavejit_ir::{Dispatch, Engine, Fault};
 
-const BUF: u64 = 0x1000_0000;
 /// Byte offsets inside the buffer.
 const OUT: usize = 0;
 const SET: usize = 0x1000;
@@ -25,27 +24,6 @@ const DESC_64B: u64 = 3;
 const FMT6_32_32_32_32_FLOAT: u32 = 0x82;
 const FMT6_32_UINT: u32 = 0x4b;
 const FMT6_32_SINT: u32 = 0x4c;
-
-struct Buffer(UnsafeCell<Vec<u8>>);
-
-// SAFETY: one dispatch at a time; the interpreter runs fibers one by one.
-unsafe impl Sync for Buffer {}
-
-// SAFETY: translate only returns pointers inside the owned vector.
-unsafe impl GlobalMemory for Buffer {
-    fn translate(&self, addr: u64, len: u64, _: Access) -> Result<NonNull<u8>, AccessCause> {
-        // SAFETY: the vector is never resized while a dispatch runs.
-        let v = unsafe { &mut *self.0.get() };
-        let off = addr.checked_sub(BUF).ok_or(AccessCause::Unmapped)?;
-        if off >= v.len() as u64 {
-            return Err(AccessCause::Unmapped);
-        }
-        if off + len > v.len() as u64 {
-            return Err(AccessCause::OutOfBounds);
-        }
-        NonNull::new(v[off as usize..].as_mut_ptr()).ok_or(AccessCause::Unmapped)
-    }
-}
 
 /// Descriptor fields: format, size, pitch (bytes), type (0 1D, 1 2D, 4
 /// buffer) and base address.
@@ -111,15 +89,9 @@ impl Rig {
         let mut d = Dispatch::new([1, 1, 1], [self.lanes, 1, 1]);
         d.wave_size = 64;
         d.uniforms = u;
-        let mem = Buffer(UnsafeCell::new(
-            self.mem.iter().flat_map(|w| w.to_le_bytes()).collect(),
-        ));
+        let mem = Buffer::new(&self.mem);
         Interpreter.run(&kernel, &d, &mem)?;
-        let bytes = mem.0.into_inner();
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        Ok(mem.words())
     }
 
     fn out(&self, body: &str, n: usize) -> Vec<u32> {
@@ -363,12 +335,10 @@ fn non_bindless_ldc_k_reads_the_loaded_ubo_table() {
     u.extend_from_slice(&ubo.to_le_bytes());
     let mut d = Dispatch::new([1, 1, 1], [1, 1, 1]);
     d.uniforms = u;
-    let mem = Buffer(UnsafeCell::new(
-        rig.mem.iter().flat_map(|w| w.to_le_bytes()).collect(),
-    ));
+    let mem = Buffer::new(&rig.mem);
     Interpreter.run(&kernel, &d, &mem).expect("run");
-    let b = mem.0.into_inner();
-    let w = |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    let words = mem.words();
+    let w = |i: usize| words[i];
     assert_eq!([w(0), w(1)], [74, 77]);
 }
 
@@ -462,12 +432,10 @@ fn typed_atomic_through_the_loaded_uav_table() {
     c.extend(desc);
     let mut d = Dispatch::new([1, 1, 1], [1, 1, 1]);
     d.uniforms = c.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mem = Buffer(UnsafeCell::new(
-        rig.mem.iter().flat_map(|w| w.to_le_bytes()).collect(),
-    ));
+    let mem = Buffer::new(&rig.mem);
     Interpreter.run(&kernel, &d, &mem).expect("run");
-    let b = mem.0.into_inner();
-    let w = |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    let words = mem.words();
+    let w = |i: usize| words[i];
     // 1D: texel x = 1 of row 0.
     assert_eq!(w(0), 2);
     assert_eq!(w(IMAGE / 4 + 1), 0xf2);
