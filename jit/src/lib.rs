@@ -224,6 +224,20 @@ impl Jit {
         self.compile_keyed((content_hash(kernel), lanes), kernel, self.tier_for(0))
     }
 
+    /// The compiled code [`Engine::run`] would use for `dispatch` (its batch
+    /// width, and the optimized tier at once for a dispatch of at least
+    /// [`JitConfig::optimize_after_lanes`] lanes): for callers that report a
+    /// kernel the JIT cannot take before running it.
+    pub fn compile_for(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+    ) -> Result<Arc<Compiled>, JitError> {
+        let lanes =
+            u64::from(dispatch.lanes_per_workgroup()).saturating_mul(dispatch.workgroup_count());
+        self.compile_at(kernel, self.batch_lanes_for(dispatch), self.tier_for(lanes))
+    }
+
     /// [`Jit::compile`] at `tier` or better: a cached lower tier is replaced.
     pub fn compile_at(
         &self,

@@ -172,4 +172,19 @@ fn kernels_tier_up_after_enough_lanes() {
         "the large dispatch compiled baseline"
     );
     assert_eq!(&out.memory[28..32], &35u32.to_le_bytes());
+    // `compile_for` picks what `run` would: optimized for the large dispatch,
+    // baseline for the small one.
+    let fresh = Jit::new(JitConfig {
+        optimize_after_lanes: 64,
+        ..config(0)
+    });
+    let tier_of = |d: &Dispatch| fresh.compile_for(&kernel(7), d).map(|c| c.tier()).ok();
+    assert_eq!(tier_of(&small), Some(Tier::Baseline));
+    assert_eq!(tier_of(&large), Some(Tier::Optimized));
+    run_on(&fresh, &kernel(7), &large, &[0; 64], &[], true);
+    assert_eq!(
+        fresh.compile_count(),
+        2,
+        "run compiled again after compile_for"
+    );
 }
