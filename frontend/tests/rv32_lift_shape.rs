@@ -389,3 +389,71 @@ fn dispatch_shape_bounds_id_reads() {
         workgroup_size: [8192, 1, 1],
     }));
 }
+
+#[test]
+fn jalr_targets_known_from_ranges_need_no_hub() {
+    let tables = |k: &Kernel| {
+        k.blocks
+            .values()
+            .filter(|b| matches!(b.term, Some(Terminator::Table { .. })))
+            .count()
+    };
+    // The C lane entry: call kmain; ebreak. kmain's ret returns to 0x4 (ra is
+    // 4 on every path), so no computed jump remains.
+    let call = [
+        Instr::Jal {
+            rd: XReg::RA,
+            offset: 12,
+        },
+        Instr::Ebreak,
+        imm(AluImmOp::Addi, 0, 0, 0),
+        imm(AluImmOp::Addi, 10, 0, 7),
+        Instr::Jalr {
+            rd: XReg::ZERO,
+            rs1: XReg::RA,
+            offset: 0,
+        },
+    ];
+    let o = run_with(
+        &rv32_lift_common::words_of(&call),
+        &[],
+        [1, 1, 1],
+        [2, 1, 1],
+        LiftOptions::default(),
+    );
+    ok(&o);
+    assert_eq!(branches(&o.lifted.kernel), 0);
+    assert_eq!(tables(&o.lifted.kernel), 0);
+    for lane in 0..2 {
+        let c = o.mem.lane(lane);
+        assert!(c.done);
+        assert_eq!((c.x[10], c.x[1], c.pc), (7, 4, 4));
+    }
+    // A ret in a later block with ra never written ends the lane.
+    let top = [
+        Instr::Branch {
+            cond: BranchCond::Eq,
+            rs1: XReg::ZERO,
+            rs2: XReg::ZERO,
+            offset: 8,
+        },
+        imm(AluImmOp::Addi, 10, 0, 1),
+        Instr::Jalr {
+            rd: XReg::ZERO,
+            rs1: XReg::RA,
+            offset: 0,
+        },
+    ];
+    let o = run_with(
+        &rv32_lift_common::words_of(&top),
+        &[],
+        [1, 1, 1],
+        [1, 1, 1],
+        LiftOptions::default(),
+    );
+    ok(&o);
+    assert_eq!(branches(&o.lifted.kernel), 1, "only the beq");
+    let c = o.mem.lane(0);
+    assert!(c.done);
+    assert_eq!((c.x[10], c.pc), (0, 8));
+}

@@ -10,7 +10,7 @@ use wavejit_ir::{
 
 use super::LiftOptions;
 use super::consts::ConstTracker;
-use super::liveness::{F_BASE, FFLAGS, FRM, FpEnv, ICOUNT, NVARS};
+use super::liveness::{F_BASE, FFLAGS, FRM, FpEnv, ICOUNT, JalrTargets, NVARS};
 use super::range::RangeState;
 use super::trap::{TrapCause, TrapSite};
 use crate::rv32::{FReg, XReg};
@@ -68,6 +68,8 @@ pub struct Emitter<'a> {
     pub check_limit: bool,
     /// Guest blocks the instruction count is live into.
     pub count_live: BTreeSet<u32>,
+    /// Computed jalrs with a target the range analysis decided.
+    pub jalr: JalrTargets,
 }
 
 /// How a guest block ends, before the cycle-limit check is folded in.
@@ -98,6 +100,7 @@ impl<'a> Emitter<'a> {
             checked: BTreeSet::new(),
             check_limit: true,
             count_live: BTreeSet::new(),
+            jalr: JalrTargets::new(),
         }
     }
 

@@ -62,8 +62,24 @@ pub fn static_jalr_target(block: &GuestBlock) -> Option<u32> {
     None
 }
 
+/// Where a computed `jalr` goes when the range analysis knows its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// Always this block start.
+    Block(u32),
+    /// A `ret` whose ra is always 0: the lane ends.
+    Exit,
+}
+
+/// Resolved `jalr`s by the start of the block they end.
+pub type JalrTargets = BTreeMap<u32, Resolved>;
+
 /// Successors of a block (same decisions as the emitter).
-pub fn dests(block: &GuestBlock, known: &BTreeMap<u32, GuestBlock>) -> Vec<Dest> {
+pub fn dests(
+    block: &GuestBlock,
+    known: &BTreeMap<u32, GuestBlock>,
+    resolved: &JalrTargets,
+) -> Vec<Dest> {
     let mut out = Vec::new();
     match block.end {
         BlockEnd::Fallthrough(pc) => out.push(Dest::Block(pc)),
@@ -79,6 +95,12 @@ pub fn dests(block: &GuestBlock, known: &BTreeMap<u32, GuestBlock>) -> Vec<Dest>
                     out.push(Dest::Block(next));
                 }
                 Instr::Jal { .. } => out.extend(instr.direct_target(*pc).map(Dest::Block)),
+                Instr::Jalr { .. } if resolved.contains_key(&block.start) => {
+                    out.push(match resolved[&block.start] {
+                        Resolved::Block(t) => Dest::Block(t),
+                        Resolved::Exit => Dest::Exit,
+                    });
+                }
                 Instr::Jalr { .. } => {
                     if is_ret(instr) {
                         out.push(Dest::Exit);
@@ -194,6 +216,7 @@ pub fn live_in(
     written: VarSet,
     exit_uses: VarSet,
     checked: &BTreeSet<u32>,
+    resolved: &JalrTargets,
 ) -> BTreeMap<u32, VarSet> {
     let mut summary: BTreeMap<u32, (VarSet, VarSet, Vec<Dest>)> = BTreeMap::new();
     for (&pc, b) in blocks {
@@ -208,7 +231,7 @@ pub fn live_in(
             uses |= u & !defs;
             defs |= d;
         }
-        summary.insert(pc, (uses, defs, dests(b, blocks)));
+        summary.insert(pc, (uses, defs, dests(b, blocks, resolved)));
     }
     let mut live: BTreeMap<u32, VarSet> = blocks.keys().map(|&pc| (pc, 0)).collect();
     loop {

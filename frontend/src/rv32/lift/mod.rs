@@ -44,7 +44,9 @@ pub use trap::{TrapCause, TrapSite};
 
 use discover::{BlockEnd, GuestBlock};
 use emit::{Emitter, End, var_type};
-use liveness::{ALL_VARS, Dest, ICOUNT, NVARS, bit, dests, is_ret, static_jalr_target};
+use liveness::{
+    ALL_VARS, Dest, ICOUNT, JalrTargets, NVARS, Resolved, bit, dests, is_ret, static_jalr_target,
+};
 
 use super::{Csr, Instr, XReg};
 
@@ -153,20 +155,36 @@ pub fn lift(
     let program = discover::discover(fetch, &roots, opts.max_instructions)?;
     let dump = opts.context_base.is_some();
     let env = liveness::fp_env(&program.blocks, dump);
+    // Ranges on the control flow with every computed jalr through the hub
+    // decide some jalr targets; the ranges of that (sound, smaller) control
+    // flow are the ones used.
+    let shape = opts.shape.as_ref();
+    let none = JalrTargets::new();
+    let first = range::entry_ranges(&program.blocks, entry, shape, &none);
+    let resolved = range::jalr_targets(&program.blocks, &first, shape);
+    let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
     let checked = match opts.cycle_limit {
-        Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit),
+        Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit, &resolved),
         None => BTreeSet::new(),
     };
     let written = liveness::written(&program.blocks, env, !checked.is_empty());
     // The context record holds no instruction count.
     let exit_uses = if dump { ALL_VARS & !bit(ICOUNT) } else { 0 };
-    let live = liveness::live_in(&program.blocks, env, written, exit_uses, &checked);
+    let live = liveness::live_in(
+        &program.blocks,
+        env,
+        written,
+        exit_uses,
+        &checked,
+        &resolved,
+    );
 
     let mut kernel = Kernel::new(opts.name.clone());
     let prologue = kernel.add_block();
     let mut em = Emitter::new(kernel, prologue, env, opts);
     em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
-    em.ranges_in = range::entry_ranges(&program.blocks, entry, opts.shape.as_ref());
+    em.ranges_in = ranges_in;
+    em.jalr = resolved.clone();
     em.checked = checked;
     em.count_live = live
         .iter()
@@ -177,7 +195,7 @@ pub fn lift(
     // (one IR block less for every lane).
     let inline_entry = program.blocks.contains_key(&entry)
         && !program.blocks.values().any(|b| {
-            dests(b, &program.blocks)
+            dests(b, &program.blocks, &resolved)
                 .iter()
                 .any(|d| *d == Dest::Block(entry) || *d == Dest::Hub)
         });
@@ -295,17 +313,26 @@ fn terminate(
             em.end(End::Jump(c));
         }
         Instr::Jalr { rd, rs1, offset } => {
+            // rs1 is read before rd is written (they may be the same).
             let base = em.x(rs1);
-            let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
-            let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
             let ret = is_ret(instr);
             let ra_known = em.consts.get(XReg::RA);
             let link = em.c32(next);
             em.set_x(rd, link);
+            match em.jalr.get(&gb.start).copied() {
+                Some(Resolved::Exit) => return em.exit_here(),
+                Some(Resolved::Block(t)) => {
+                    let c = em.dest_call(t);
+                    return em.end(End::Jump(c));
+                }
+                None => {}
+            }
             if ret && ra_known == Some(0) {
                 em.exit_here();
                 return;
             }
+            let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
+            let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
             let go = match static_jalr_target(gb) {
                 Some(t) if all.contains_key(&t) => em.dest_call(t),
                 _ => em.hub_call(target),

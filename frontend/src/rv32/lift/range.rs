@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::DispatchShape;
 use super::discover::GuestBlock;
-use super::liveness::{Dest, dests};
+use super::liveness::{Dest, JalrTargets, Resolved, dests, is_ret, static_jalr_target};
 use super::mem::{ID_WINDOW_BASE, ID_WINDOW_SIZE};
 use crate::rv32::{AluImmOp, AluOp, Csr, Instr, LoadKind, XReg};
 
@@ -280,6 +280,51 @@ impl RangeState {
     }
 }
 
+/// The computed `jalr`s (no block-local constant target) whose target the
+/// ranges at the `jalr` decide: one known block start, or for a `ret` with ra
+/// always 0 the lane's end. `ranges`: entry ranges computed with no `jalr`
+/// resolved, which hold on every path; so the resolved targets are the only
+/// ones a lane can take.
+pub fn jalr_targets(
+    blocks: &BTreeMap<u32, GuestBlock>,
+    ranges: &BTreeMap<u32, RangeState>,
+    shape: Option<&DispatchShape>,
+) -> JalrTargets {
+    let mut out = JalrTargets::new();
+    for (&start, b) in blocks {
+        let Some((_, _, last)) = b.instrs.last() else {
+            continue;
+        };
+        let Instr::Jalr { rs1, offset, .. } = *last else {
+            continue;
+        };
+        if static_jalr_target(b).is_some() {
+            continue;
+        }
+        let Some(mut s) = ranges.get(&start).cloned() else {
+            continue;
+        };
+        for &(pc, _, ref instr) in &b.instrs[..b.instrs.len() - 1] {
+            s.step(pc, instr, shape);
+        }
+        let base = s.get(rs1);
+        if is_ret(last) && base == Range::exact(0) {
+            out.insert(start, Resolved::Exit);
+            continue;
+        }
+        // A ret with ra possibly 0 may end the lane instead.
+        if is_ret(last) && base.lo == 0 {
+            continue;
+        }
+        if let Some(t) = base.add_signed(offset).single().map(|t| t & !1)
+            && blocks.contains_key(&t)
+        {
+            out.insert(start, Resolved::Block(t));
+        }
+    }
+    out
+}
+
 /// `0..=n-1` for a count `n` that fits (nothing runs when it is 0).
 fn below(n: u64) -> Range {
     u32::try_from(n.saturating_sub(1)).map_or(Range::FULL, Range::upto)
@@ -323,10 +368,11 @@ pub fn entry_ranges(
     blocks: &BTreeMap<u32, GuestBlock>,
     entry: u32,
     shape: Option<&DispatchShape>,
+    resolved: &JalrTargets,
 ) -> BTreeMap<u32, RangeState> {
     let succs: BTreeMap<u32, Vec<Dest>> = blocks
         .iter()
-        .map(|(&pc, b)| (pc, dests(b, blocks)))
+        .map(|(&pc, b)| (pc, dests(b, blocks, resolved)))
         .collect();
     let mut state: BTreeMap<u32, RangeState> = BTreeMap::new();
     let mut growths: BTreeMap<u32, u32> = BTreeMap::new();

@@ -10,16 +10,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::discover::GuestBlock;
-use super::liveness::{Dest, dests};
+use super::liveness::{Dest, JalrTargets, dests};
 
 /// Starts of the blocks whose end must test the count against `limit`.
-pub fn checked_blocks(blocks: &BTreeMap<u32, GuestBlock>, entry: u32, limit: u32) -> BTreeSet<u32> {
+pub fn checked_blocks(
+    blocks: &BTreeMap<u32, GuestBlock>,
+    entry: u32,
+    limit: u32,
+    resolved: &JalrTargets,
+) -> BTreeSet<u32> {
     // Nodes: the blocks (by start) and the hub (None), reachable from the entry.
     let succs = |node: Option<u32>| -> Vec<Option<u32>> {
         match node {
             None => blocks.keys().map(|&pc| Some(pc)).collect(),
             Some(pc) => blocks.get(&pc).map_or_else(Vec::new, |b| {
-                dests(b, blocks)
+                dests(b, blocks, resolved)
                     .into_iter()
                     .filter_map(|d| match d {
                         Dest::Block(t) => blocks.contains_key(&t).then_some(Some(t)),
