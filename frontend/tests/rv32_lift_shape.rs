@@ -424,6 +424,8 @@ fn jalr_targets_known_from_ranges_need_no_hub() {
     ok(&o);
     assert_eq!(branches(&o.lifted.kernel), 0);
     assert_eq!(tables(&o.lifted.kernel), 0);
+    // Entry, kmain and the return site, each entered by one jump: one block.
+    assert_eq!(o.lifted.kernel.blocks.len(), 1);
     for lane in 0..2 {
         let c = o.mem.lane(lane);
         assert!(c.done);
@@ -456,4 +458,43 @@ fn jalr_targets_known_from_ranges_need_no_hub() {
     let c = o.mem.lane(0);
     assert!(c.done);
     assert_eq!((c.x[10], c.pc), (0, 8));
+}
+
+#[test]
+fn long_chain_of_jumps_becomes_one_block() {
+    // 20,000 `jal x0, +4`, each a block entered only by the previous one,
+    // then x10 = 1 and ebreak: merged iteratively into one IR block.
+    let n = 20_000;
+    let mut p = vec![
+        Instr::Jal {
+            rd: XReg::ZERO,
+            offset: 4
+        };
+        n
+    ];
+    p.push(imm(AluImmOp::Addi, 10, 0, 1));
+    p.push(Instr::Ebreak);
+    let o = run_with(
+        &rv32_lift_common::words_of(&p),
+        &[],
+        [1, 1, 1],
+        [1, 1, 1],
+        LiftOptions::default(),
+    );
+    ok(&o);
+    assert_eq!(o.lifted.guest_blocks, n + 1);
+    assert_eq!(o.lifted.kernel.blocks.len(), 1);
+    assert_eq!(o.mem.lane(0).x[10], 1);
+    // Over a limit the chain's last block tests it and the lane faults.
+    let o = run_with(
+        &rv32_lift_common::words_of(&p),
+        &[],
+        [1, 1, 1],
+        [1, 1, 1],
+        LiftOptions {
+            cycle_limit: Some(n as u32 + 1),
+            ..LiftOptions::default()
+        },
+    );
+    assert!(o.result.is_err(), "{} instructions > {}", n + 2, n + 1);
 }

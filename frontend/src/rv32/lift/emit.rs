@@ -70,6 +70,8 @@ pub struct Emitter<'a> {
     pub count_live: BTreeSet<u32>,
     /// Computed jalrs with a target the range analysis decided.
     pub jalr: JalrTargets,
+    /// Guest blocks emitted inside their predecessor's IR block.
+    pub merged: BTreeSet<u32>,
 }
 
 /// How a guest block ends, before the cycle-limit check is folded in.
@@ -101,6 +103,7 @@ impl<'a> Emitter<'a> {
             check_limit: true,
             count_live: BTreeSet::new(),
             jalr: JalrTargets::new(),
+            merged: BTreeSet::new(),
         }
     }
 

@@ -30,6 +30,7 @@ mod fp;
 mod int;
 mod liveness;
 pub mod mem;
+mod merge;
 mod range;
 pub mod trap;
 mod watchdog;
@@ -199,7 +200,11 @@ pub fn lift(
                 .iter()
                 .any(|d| *d == Dest::Block(entry) || *d == Dest::Hub)
         });
+    em.merged = merge::merged_blocks(&program.blocks, entry, &resolved, &em.checked);
     for &pc in program.blocks.keys() {
+        if em.merged.contains(&pc) {
+            continue;
+        }
         if inline_entry && pc == entry {
             em.blocks.insert(pc, (prologue, Vec::new()));
             continue;
@@ -217,6 +222,8 @@ pub fn lift(
         let call = em.dest_call(entry);
         em.k.set_terminator(prologue, Terminator::Jump(call));
     }
+    // Merged blocks are emitted after their predecessor (they have no IR
+    // block of their own: emit_block skips them).
     for gb in program.blocks.values() {
         emit_block(&mut em, gb, &program.blocks);
     }
@@ -231,19 +238,12 @@ pub fn lift(
     })
 }
 
+/// Emits the IR block of `gb`, and in it the blocks merged after it.
 fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBlock>) {
     let Some((block, vars)) = em.blocks.get(&gb.start).cloned() else {
         return;
     };
     em.cur = block;
-    em.pc = Some(gb.start);
-    em.word = None;
-    em.consts = consts::ConstTracker::default();
-    em.ranges = em
-        .ranges_in
-        .get(&gb.start)
-        .cloned()
-        .unwrap_or_else(range::RangeState::unknown);
     for v in 0..NVARS {
         em.vals[v] = em.launch_value(v);
     }
@@ -253,6 +253,27 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
     for (&var, &p) in vars.iter().zip(params.iter()) {
         em.vals[var] = p;
     }
+    let mut at = Some(gb);
+    while let Some(gb) = at {
+        at = emit_body(em, gb, all).and_then(|next| all.get(&next));
+    }
+}
+
+/// Emits the instructions of `gb` into the current IR block from the current
+/// state; returns the merged block that continues it, if any.
+fn emit_body(
+    em: &mut Emitter<'_>,
+    gb: &GuestBlock,
+    all: &BTreeMap<u32, GuestBlock>,
+) -> Option<u32> {
+    em.pc = Some(gb.start);
+    em.word = None;
+    em.consts = consts::ConstTracker::default();
+    em.ranges = em
+        .ranges_in
+        .get(&gb.start)
+        .cloned()
+        .unwrap_or_else(range::RangeState::unknown);
     em.check_limit = em.checked.contains(&gb.start);
     // The count matters only to a test here or in a later block (then it is
     // live on entry: a parameter, or the launch value 0 of an inlined entry).
@@ -264,18 +285,14 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
         em.pc = Some(pc);
         em.word = Some(word);
         if instr.ends_block() {
-            terminate(em, gb, pc, instr, all);
-            return;
+            return terminate(em, gb, pc, instr, all);
         }
         emit_instr(em, instr);
         em.consts.step(pc, instr);
         em.ranges.step(pc, instr, em.opts.shape.as_ref());
     }
     match gb.end {
-        BlockEnd::Fallthrough(next) => {
-            let c = em.dest_call(next);
-            em.end(End::Jump(c));
-        }
+        BlockEnd::Fallthrough(next) => return goto(em, next),
         BlockEnd::Bad { pc, word, cause } => {
             em.pc = Some(pc);
             em.word = word;
@@ -284,6 +301,18 @@ fn emit_block(em: &mut Emitter<'_>, gb: &GuestBlock, all: &BTreeMap<u32, GuestBl
         // A terminator returned above; an empty terminator block cannot exist.
         BlockEnd::Terminator => em.trap_here(TrapCause::FetchFault),
     }
+    None
+}
+
+/// Ends the current block with an unconditional transfer to `target`, or
+/// returns `target` when it is merged into this IR block.
+fn goto(em: &mut Emitter<'_>, target: u32) -> Option<u32> {
+    if em.merged.contains(&target) {
+        return Some(target);
+    }
+    let c = em.dest_call(target);
+    em.end(End::Jump(c));
+    None
 }
 
 fn terminate(
@@ -292,7 +321,7 @@ fn terminate(
     pc: u32,
     instr: &Instr,
     all: &BTreeMap<u32, GuestBlock>,
-) {
+) -> Option<u32> {
     let next = pc.wrapping_add(4);
     match *instr {
         Instr::Branch {
@@ -309,8 +338,7 @@ fn terminate(
         Instr::Jal { rd, offset } => {
             let link = em.c32(next);
             em.set_x(rd, link);
-            let c = em.dest_call(pc.wrapping_add_signed(offset));
-            em.end(End::Jump(c));
+            return goto(em, pc.wrapping_add_signed(offset));
         }
         Instr::Jalr { rd, rs1, offset } => {
             // rs1 is read before rd is written (they may be the same).
@@ -320,16 +348,20 @@ fn terminate(
             let link = em.c32(next);
             em.set_x(rd, link);
             match em.jalr.get(&gb.start).copied() {
-                Some(Resolved::Exit) => return em.exit_here(),
-                Some(Resolved::Block(t)) => {
-                    let c = em.dest_call(t);
-                    return em.end(End::Jump(c));
+                Some(Resolved::Exit) => {
+                    em.exit_here();
+                    return None;
                 }
+                Some(Resolved::Block(t)) => return goto(em, t),
                 None => {}
             }
             if ret && ra_known == Some(0) {
                 em.exit_here();
-                return;
+                return None;
+            }
+            let known = static_jalr_target(gb).filter(|t| all.contains_key(t));
+            if let (false, Some(t)) = (ret, known) {
+                return goto(em, t);
             }
             let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
             let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
@@ -349,6 +381,7 @@ fn terminate(
         Instr::Ebreak => em.exit_here(),
         _ => em.trap_here(TrapCause::Ecall),
     }
+    None
 }
 
 fn emit_instr(em: &mut Emitter<'_>, instr: &Instr) {

@@ -7,7 +7,7 @@
 //! any path, including paths through the `jalr` hub; anything it does not model
 //! is the full range.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::DispatchShape;
 use super::discover::GuestBlock;
@@ -377,12 +377,14 @@ pub fn entry_ranges(
     let mut state: BTreeMap<u32, RangeState> = BTreeMap::new();
     let mut growths: BTreeMap<u32, u32> = BTreeMap::new();
     let mut hub: Option<RangeState> = None;
-    let mut work: Vec<u32> = Vec::new();
+    // Blocks to (re)visit; a set, so a hub that enters every block costs
+    // no quadratic membership tests.
+    let mut work: BTreeSet<u32> = BTreeSet::new();
     if blocks.contains_key(&entry) {
         state.insert(entry, RangeState::launch());
-        work.push(entry);
+        work.insert(entry);
     }
-    while let Some(pc) = work.pop() {
+    while let Some(pc) = work.pop_first() {
         let (Some(b), Some(s)) = (blocks.get(&pc), state.get(&pc)) else {
             continue;
         };
@@ -429,9 +431,7 @@ pub fn entry_ranges(
                 }
             };
             state.insert(t, merged);
-            if !work.contains(&t) {
-                work.push(t);
-            }
+            work.insert(t);
         }
     }
     blocks
