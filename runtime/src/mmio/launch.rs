@@ -194,8 +194,8 @@ impl GpgpuDevice {
         };
         let jit_ok = match self.cfg.engine {
             EngineChoice::Jit => {
-                let batch = self.jit.batch_lanes_for(&d);
-                match self.jit.compile(&lifted.kernel, batch) {
+                // What `run` will use, so a large launch compiles once.
+                match self.jit.compile_for(&lifted.kernel, &d) {
                     Ok(_) => true,
                     Err(e) => {
                         report.jit_error = Some(e.to_string());
