@@ -69,19 +69,7 @@ impl Lifter<'_> {
         let dw: Vec<Value> = match idx.kind {
             OperandKind::Imm(i) if (i as u64) < u64::from(count) => {
                 let a = self.iconst(Type::I32, u64::from(off) + 64 * i as u64);
-                let acc = MemAccess {
-                    space: AddrSpace::Uniform,
-                    ty: Type::I32,
-                    bits: 32,
-                    count: 4,
-                    signed: false,
-                    align: 4,
-                };
-                let mut v = self.inst_all(InstKind::Load(acc), &[a]);
-                let a2 = self.iconst(Type::I32, u64::from(off) + 64 * i as u64 + 16);
-                let acc2 = MemAccess { count: 2, ..acc };
-                v.extend(self.inst_all(InstKind::Load(acc2), &[a2]));
-                v
+                self.descriptor_words(AddrSpace::Uniform, a)
             }
             _ => {
                 let i = self.src(ins, idx, 0, As::U32)?;
@@ -94,7 +82,7 @@ impl Lifter<'_> {
                 let sixty4 = self.iconst(Type::I64, 64);
                 let o = self.bin(IBinOp::Mul, i, sixty4);
                 let a = self.bin(IBinOp::Add, base, o);
-                self.descriptor_words(a)
+                self.descriptor_words(AddrSpace::Global, a)
             }
         };
         self.parse_descriptor(&dw)
@@ -103,15 +91,16 @@ impl Lifter<'_> {
     /// The descriptor a bindless access names: `(base, index)` -> memory.
     fn bindless_descriptor(&mut self, base: u32, idx: Value) -> Result<Desc, LiftError> {
         let a = self.bindless_desc_addr(base, idx);
-        let dw = self.descriptor_words(a);
+        let dw = self.descriptor_words(AddrSpace::Global, a);
         self.parse_descriptor(&dw)
     }
 
-    /// Dwords 0..5 of the descriptor at global address `a` (an unmapped address
-    /// faults at this pc).
-    fn descriptor_words(&mut self, a: Value) -> Vec<Value> {
+    /// Dwords 0..5 of the descriptor at `a` in `space`: an `i32` offset in the
+    /// uniform space (descriptors loaded by CP_LOAD_STATE6) or an `i64` global
+    /// address (an unmapped one faults at this pc).
+    fn descriptor_words(&mut self, space: AddrSpace, a: Value) -> Vec<Value> {
         let acc = MemAccess {
-            space: AddrSpace::Global,
+            space,
             ty: Type::I32,
             bits: 32,
             count: 4,
@@ -119,7 +108,12 @@ impl Lifter<'_> {
             align: 4,
         };
         let mut v = self.inst_all(InstKind::Load(acc), &[a]);
-        let sixteen = self.iconst(Type::I64, 16);
+        let offset_ty = if space == AddrSpace::Uniform {
+            Type::I32
+        } else {
+            Type::I64
+        };
+        let sixteen = self.iconst(offset_ty, 16);
         let a2 = self.bin(IBinOp::Add, a, sixteen);
         v.extend(self.inst_all(InstKind::Load(MemAccess { count: 2, ..acc }), &[a2]));
         v
