@@ -11,10 +11,17 @@ use wavejit_ir::{
 use wavejit_runtime::AddressSpace;
 
 /// Every engine the acceptance tests run on. Engines must agree bit for bit.
+/// The JIT twice: as configured by default (small test dispatches compile at
+/// the baseline tier) and with every kernel compiled at the optimized tier.
 pub fn engines() -> Vec<Box<dyn Engine>> {
+    let optimized = wavejit_jit::JitConfig {
+        optimize_after_lanes: 0,
+        ..wavejit_jit::JitConfig::default()
+    };
     vec![
         Box::new(Interpreter::new()),
         Box::new(wavejit_jit::Jit::default()),
+        Box::new(wavejit_jit::Jit::new(optimized)),
     ]
 }
 
