@@ -1,12 +1,14 @@
 //! Kernel-to-kernel transforms. Each takes a verified kernel and returns one
 //! that verifies and behaves identically on every engine (same memory effects,
-//! same faults, same fault pcs).
+//! same faults, same fault pcs) — except `merge_straight_blocks`, after which
+//! the watchdog counts fewer blocks (see there).
 
 pub mod compact;
 mod const_lattice;
 mod dead_code;
 pub mod fold;
 mod identities;
+pub mod merge_blocks;
 pub mod narrow;
 mod private_slots;
 pub mod promote_private;
@@ -15,5 +17,6 @@ mod slot_placement;
 pub use compact::compact;
 pub use dead_code::DeadCounts;
 pub use fold::{FoldCounts, FoldStats, fold_constants};
+pub use merge_blocks::merge_straight_blocks;
 pub use narrow::{NarrowStats, narrow_integers};
 pub use promote_private::{PromoteStats, promote_private};

@@ -48,7 +48,9 @@ mod sr;
 pub use dispatch::{AgxDispatch, UNIFORM_HALVES};
 pub use error::LiftError;
 
-use wavejit_ir::transform::{fold_constants, narrow_integers, promote_private};
+use wavejit_ir::transform::{
+    fold_constants, merge_straight_blocks, narrow_integers, promote_private,
+};
 use wavejit_ir::{Builder, Kernel};
 
 use super::Opcode;
@@ -126,6 +128,11 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // `imadd` and the shifts compute in 64 bits and keep the low half: 32-bit
     // arithmetic gives the same bits and runs in the JIT's vector runs.
     let _ = narrow_integers(&mut kernel);
+    // Folding turned the exec-mask regions around memory accesses into jumps:
+    // chains of blocks each engine would enter one by one. [MODEL] The
+    // watchdog counts the merged blocks once (it counts IR blocks, which are
+    // not AGX's; a runaway kernel still faults).
+    let _ = merge_straight_blocks(&mut kernel);
     Ok(kernel)
 }
 
