@@ -97,6 +97,13 @@ def rtz_f16(x):
   return np.where(np.abs(h) < np.float16(2.0**-14), np.copysign(np.float16(0), h), h)
 
 
+# Under IMAGE=1 tinygrad takes its image paths for these kernels: the cast is no
+# longer a cov.f32f16 (its results round to nearest) and the half gemm's result
+# comes back in another shape. Both tests pin the cov path.
+cov_path_only = pytest.mark.skipif(os.environ.get("IMAGE") is not None, reason="IMAGE=1 converts through image stores, not cov.f32f16")
+
+
+@cov_path_only
 def test_f32_to_f16_and_int_to_f32_round_toward_zero():
   # mesa leaves ROUND=0 (toward zero) unless rtne is requested; tinygrad never requests it, so
   # a630 results differ from numpy's round-to-nearest-even. Exact bits, both directions checked.
@@ -111,6 +118,7 @@ def test_f32_to_f16_and_int_to_f32_round_toward_zero():
   np.testing.assert_array_equal(got.view(np.uint32), rtz.view(np.uint32))
 
 
+@cov_path_only
 def test_half_gemm_from_f32_follows_rtz():
   # tinygrad's test_gemm_fp16 shape: f32 inputs cast to half in-kernel, f32 accumulation, f16 result.
   # Against torch/numpy (RNE) this misses atol=rtol=5e-3 on ~60 of 4096 elements -- the a630 rule,
