@@ -4,9 +4,8 @@
 
 mod promote_support;
 
-use promote_support::{BASE, fault_place, run, two_groups_of_8};
+use promote_support::{BASE, assert_same_run, run, two_groups_of_8};
 use wavejit_ir::transform::merge_straight_blocks;
-use wavejit_ir::verify::verify;
 use wavejit_ir::{FaultKind, Kernel, Terminator};
 
 fn parse(text: &str) -> Kernel {
@@ -25,19 +24,7 @@ fn live_blocks(k: &Kernel) -> usize {
 fn merge_and_compare(kernel: &Kernel) -> (Kernel, usize) {
     let mut k = kernel.clone();
     let merged = merge_straight_blocks(&mut k).unwrap_or_else(|e| panic!("{e}"));
-    if let Err(e) = verify(&k) {
-        panic!(
-            "merged kernel does not verify: {e}\n{}",
-            wavejit_ir::text::print(&k)
-        );
-    }
-    let d = two_groups_of_8();
-    let (before, mem_before) = run(kernel, &d);
-    let (after, mem_after) = run(&k, &d);
-    let before = before.map_err(|f| fault_place(kernel, f));
-    let after = after.map_err(|f| fault_place(&k, f));
-    assert_eq!(before, after, "{}", wavejit_ir::text::print(&k));
-    assert!(mem_before == mem_after, "{}", wavejit_ir::text::print(&k));
+    assert_same_run(kernel, &k, &two_groups_of_8());
     (k, merged)
 }
 

@@ -7,10 +7,9 @@ mod rng;
 
 mod promote_support;
 
-use promote_support::{BASE, fault_place, run, two_groups_of_8};
+use promote_support::{BASE, assert_same_run, run, two_groups_of_8};
 use rng::Rng;
 use wavejit_ir::transform::narrow_integers;
-use wavejit_ir::verify::verify;
 use wavejit_ir::{CastOp, IBinOp, InstKind, Kernel, Type};
 
 fn parse(text: &str) -> Kernel {
@@ -39,20 +38,7 @@ fn narrow_and_compare(kernel: &Kernel) -> Kernel {
     if let Err(e) = narrow_integers(&mut k) {
         panic!("{e}");
     }
-    if let Err(e) = verify(&k) {
-        panic!(
-            "narrowed kernel does not verify: {e}\n{}",
-            wavejit_ir::text::print(&k)
-        );
-    }
-    let d = two_groups_of_8();
-    let (before, mem_before) = run(kernel, &d);
-    let (after, mem_after) = run(&k, &d);
-    // Compacting renumbers instructions: faults compare by place and kind.
-    let before = before.map_err(|f| fault_place(kernel, f));
-    let after = after.map_err(|f| fault_place(&k, f));
-    assert_eq!(before, after, "{}", wavejit_ir::text::print(&k));
-    assert!(mem_before == mem_after, "{}", wavejit_ir::text::print(&k));
+    assert_same_run(kernel, &k, &two_groups_of_8());
     k
 }
 

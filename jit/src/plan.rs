@@ -209,14 +209,6 @@ impl Plan {
         }
     }
 
-    /// The linear pc where segment `s` starts.
-    pub fn segment_pc(&self, s: u32) -> u32 {
-        self.kinds
-            .iter()
-            .position(|k| *k == PcKind::Segment(s))
-            .map_or(u32::MAX, |p| p as u32)
-    }
-
     pub fn kind(&self, pc: u32) -> PcKind {
         self.kinds
             .get(pc as usize)

@@ -64,7 +64,8 @@ pub fn merge_straight_blocks(kernel: &mut Kernel) -> Result<usize, VerifyError> 
             }
             let data = std::mem::take(&mut kernel.blocks[b]);
             for (&p, &arg) in data.params.iter().zip(&call.args) {
-                alias[p] = Some(arg);
+                // The argument may be a parameter merged earlier in the chain.
+                alias[p] = Some(alias[arg].unwrap_or(arg));
             }
             kernel.blocks[a].insts.extend(data.insts);
             kernel.blocks[a].term = data.term;
@@ -73,24 +74,9 @@ pub fn merge_straight_blocks(kernel: &mut Kernel) -> Result<usize, VerifyError> 
         }
     }
     if merged > 0 {
-        // Arguments may themselves be merged parameters: follow the chain.
-        let resolve = |mut v: Value| {
-            while let Some(a) = alias[v] {
-                v = a;
-            }
-            v
-        };
-        let resolved: Vec<(Value, Value)> = alias
-            .iter()
-            .filter_map(|(v, a)| a.map(|_| (v, resolve(v))))
-            .collect();
-        let mut map: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
-        for (v, r) in resolved {
-            map[v] = Some(r);
-        }
         map_uses(kernel, |v| {
-            if let Some(r) = map[*v] {
-                *v = r;
+            if let Some(a) = alias[*v] {
+                *v = a;
             }
         });
         compact(kernel);

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use super::compact::{compact, map_uses};
 use super::dead_code::{DeadCounts, remove_dead};
+use super::private_slots::const_bits;
 use crate::entities::{Block, Inst, Value};
 use crate::inst::{CastOp, IBinOp, InstKind};
 use crate::kernel::{Kernel, ValueDef};
@@ -199,17 +200,6 @@ impl Narrower<'_, '_> {
         self.added += 1;
         self.kernel.srclocs[inst] = self.kernel.srclocs[self.srcloc];
         self.kernel.insts[inst].results.first().copied()
-    }
-}
-
-/// The bits of `v` when a constant defines it.
-fn const_bits(kernel: &Kernel, v: Value) -> Option<u64> {
-    match kernel.values[v].def {
-        ValueDef::Result { inst, .. } => match kernel.insts[inst].kind {
-            InstKind::Const { bits, .. } => Some(bits),
-            _ => None,
-        },
-        ValueDef::Param { .. } => None,
     }
 }
 

@@ -130,17 +130,31 @@ pub fn promote_and_compare(kernel: &Kernel, dispatch: &Dispatch) -> (Kernel, Pro
         stats.loads + stats.stores,
         "stats count the removed accesses"
     );
-    let before = run(kernel, dispatch);
-    let after = run(&promoted, dispatch);
+    assert_same_run(kernel, &promoted, dispatch);
+    (promoted, stats)
+}
+
+/// Checks that `transformed` verifies and, run on the interpreter, writes the
+/// same bytes and reports the same fault (by place: passes renumber
+/// instructions) as `original`.
+pub fn assert_same_run(original: &Kernel, transformed: &Kernel, dispatch: &Dispatch) {
+    if let Err(e) = verify(transformed) {
+        panic!(
+            "transformed kernel does not verify: {e}\n{}",
+            wavejit_ir::text::print(transformed)
+        );
+    }
+    let before = run(original, dispatch);
+    let after = run(transformed, dispatch);
     assert_eq!(
-        before.0.clone().map_err(|f| fault_place(kernel, f)),
-        after.0.clone().map_err(|f| fault_place(&promoted, f)),
-        "fault differs"
+        before.0.clone().map_err(|f| fault_place(original, f)),
+        after.0.clone().map_err(|f| fault_place(transformed, f)),
+        "fault differs\n{}",
+        wavejit_ir::text::print(transformed)
     );
     assert!(
         before.1 == after.1,
         "memory differs\n{}",
-        wavejit_ir::text::print(&promoted)
+        wavejit_ir::text::print(transformed)
     );
-    (promoted, stats)
 }

@@ -187,15 +187,17 @@ pub fn compile(
     })
 }
 
-/// The segment that starts where segment `k`'s block jumps unconditionally
-/// (`None` for other terminators, or when that pc is a sync position).
-fn jump_target_segment(kernel: &Kernel, plan: &Plan, k: usize) -> Option<u32> {
+/// The segment (and its pc) that starts where segment `k`'s block jumps
+/// unconditionally (`None` for other terminators, or when that pc is a sync
+/// position).
+fn jump_target_segment(kernel: &Kernel, plan: &Plan, k: usize) -> Option<(u32, u32)> {
     let block = plan.segments.get(k)?.block;
     let Some(wj::Terminator::Jump(call)) = &kernel.blocks.get(block)?.term else {
         return None;
     };
-    match plan.kind(plan.block_pc[call.block]) {
-        crate::plan::PcKind::Segment(s) => Some(s),
+    let pc = plan.block_pc[call.block];
+    match plan.kind(pc) {
+        crate::plan::PcKind::Segment(s) => Some((s, pc)),
         _ => None,
     }
 }
@@ -396,8 +398,8 @@ impl<'a, 'b> Lower<'a, 'b> {
             lower.b.switch_to_block(blk);
             lower.segment(k)?;
             let ends_with_term = plan.segments[k].next_pc.is_none();
-            if let Some(s) = jump_target_segment(kernel, plan, k).filter(|_| ends_with_term) {
-                lower.jump_on(s, seg_blocks[s as usize], limit, cont)?;
+            if let Some((s, pc)) = jump_target_segment(kernel, plan, k).filter(|_| ends_with_term) {
+                lower.jump_on(pc, seg_blocks[s as usize], limit, cont)?;
                 continue;
             }
             let next = if edges && ends_with_term { cont } else { ret };
@@ -618,18 +620,18 @@ impl<'a, 'b> Lower<'a, 'b> {
         Ok(values)
     }
 
-    /// After a segment ending in an unconditional jump to the start of segment
-    /// `s`: when no lane faulted, every listed lane is at that start, so the
-    /// scan of [`Lower::chain`] is not needed, only its `limit` test.
+    /// After a segment ending in an unconditional jump to the segment at `pc`
+    /// (Cranelift block `target`): when no lane faulted, every listed lane is
+    /// at that pc, so the scan of [`Lower::chain`] is not needed, only its
+    /// `limit` test.
     fn jump_on(
         &mut self,
-        s: u32,
+        pc: u32,
         target: ir::Block,
         limit: ir::Value,
         otherwise: ir::Block,
     ) -> Result<(), JitError> {
         use cranelift_codegen::ir::condcodes::IntCC;
-        let pc = self.plan.segment_pc(s);
         let f = self
             .b
             .ins()
