@@ -10,6 +10,8 @@ use crate::Tier;
 use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
 use crate::exec::Buffers;
+use crate::gang::GangCode;
+use crate::gang::exec::GangBuffers;
 use crate::plan::{PcKind, Plan};
 
 /// A kernel compiled for batches of a given number of lanes.
@@ -23,7 +25,13 @@ pub struct Compiled {
     pub(crate) arg_tys: Vec<Vec<Type>>,
     /// The block of every instruction.
     pub(crate) inst_block: SecondaryMap<Inst, Block>,
-    pub(crate) code: CompiledCode,
+    /// Code of the lane core ([`crate::Core::Lanes`]); with the gang core,
+    /// compiled on first need (dispatches the gang core does not take).
+    code: std::sync::OnceLock<Result<CompiledCode, String>>,
+    /// Code of the gang core, when the kernel was compiled for it.
+    pub(crate) gang: Option<GangCode>,
+    /// The plan of the gang core: no vector runs (every run is vector code).
+    pub(crate) gang_plan: Plan,
     pub(crate) tier: Tier,
     /// Lanes run so far with this code (decides when a baseline compilation is
     /// replaced by an optimized one).
@@ -40,6 +48,7 @@ pub struct Compiled {
     pub(crate) private_bytes: usize,
     /// Batch buffers left by earlier dispatches, one per worker that ran.
     pool: Mutex<Vec<Buffers>>,
+    gang_pool: Mutex<Vec<GangBuffers>>,
 }
 
 impl Compiled {
@@ -64,13 +73,30 @@ impl Compiled {
         self.plan.segments.iter().filter(|s| s.self_loop).count()
     }
 
+    /// Whether the kernel runs on the gang core.
+    pub fn is_gang(&self) -> bool {
+        self.gang.is_some()
+    }
+
+    /// The lane core's code, compiled now if it was not yet.
+    pub(crate) fn lane_code(&self) -> Result<&CompiledCode, JitError> {
+        self.code
+            .get_or_init(|| {
+                compile(&self.kernel, &self.plan, self.lanes, self.tier).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| JitError::Cranelift(e.clone()))
+    }
+
     pub(crate) fn new(
         kernel: &Kernel,
         lanes: usize,
         vector_min_ops: usize,
         tier: Tier,
+        core: crate::Core,
     ) -> Result<Compiled, JitError> {
         let plan = Plan::new(kernel, vector_min_ops);
+        let gang_plan = Plan::new(kernel, 0);
         let arg_tys = kernel
             .insts
             .values()
@@ -82,7 +108,23 @@ impl Compiled {
                 inst_block[i] = b;
             }
         }
-        let code = compile(kernel, &plan, lanes, tier)?;
+        let code = std::sync::OnceLock::new();
+        let gang = match core {
+            crate::Core::Gang => Some(crate::gang::compile(
+                kernel,
+                &gang_plan,
+                lanes,
+                crate::gang::vectors_for(tier),
+                tier,
+            )?),
+            crate::Core::Lanes => {
+                let _ = code.set(compile(kernel, &plan, lanes, tier).map_err(|e| e.to_string()));
+                if let Some(Err(e)) = code.get() {
+                    return Err(JitError::Cranelift(e.clone()));
+                }
+                None
+            }
+        };
         let seg_of_pc = plan
             .kinds
             .iter()
@@ -118,9 +160,12 @@ impl Compiled {
             arg_tys,
             inst_block,
             code,
+            gang,
+            gang_plan,
             tier,
             lanes_run: AtomicU64::new(0),
             pool: Mutex::new(Vec::new()),
+            gang_pool: Mutex::new(Vec::new()),
         })
     }
 
@@ -131,6 +176,24 @@ impl Compiled {
             .ok()
             .and_then(|mut p| p.pop())
             .unwrap_or_default()
+    }
+
+    /// Recycled gang batch buffers.
+    pub(crate) fn take_gang_buffers(&self) -> GangBuffers {
+        self.gang_pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn give_gang_buffers(&self, bufs: GangBuffers) {
+        const KEEP: usize = 4;
+        if let Ok(mut p) = self.gang_pool.lock()
+            && p.len() < KEEP
+        {
+            p.push(bufs);
+        }
     }
 
     /// Keeps `bufs` for a later dispatch (at most a few: one per worker thread).

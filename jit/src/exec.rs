@@ -182,6 +182,11 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// The compiled kernel this runner runs.
+    pub fn compiled(&self) -> &'a Compiled {
+        self.c
+    }
+
     /// The buffers, for the next dispatch of the same compiled kernel.
     pub fn into_buffers(self) -> Buffers {
         self.bufs
@@ -383,11 +388,15 @@ impl<'a> Runner<'a> {
     /// Runs segment `seg` for the listed lanes.
     fn segment(&mut self, seg: u32, limit: u32) {
         let mut ctx = self.ctx();
+        // `run::run_dispatch` compiled the lane code before making a runner.
+        let Ok(code) = self.c.lane_code() else {
+            return;
+        };
         // SAFETY: the code was compiled for `self.c.lanes` lanes and this kernel;
         // every pointer in `ctx` refers to this runner's buffers of that size, and
         // `list` holds `list.len()` increasing lane indices below `lanes`.
         let faulted = unsafe {
-            (self.c.code.func)(
+            (code.func)(
                 &mut ctx,
                 seg,
                 self.bufs.list.as_ptr(),
@@ -499,38 +508,40 @@ impl<'a> Runner<'a> {
         self.fault = Some((key, fault));
     }
 
-    /// The fault of instruction `inst` refused at `addr`, derived like the
-    /// interpreter: alignment first, then the range.
     fn fault_kind(&self, inst: Inst, addr: u64) -> FaultKind {
-        let kernel = self.host.kernel;
-        let (space, align, size, write) = match &kernel.insts[inst].kind {
-            InstKind::Load(a) => (a.space, a.align, a.total_bytes(), false),
-            InstKind::Store(a) => (a.space, a.align, a.total_bytes(), true),
-            InstKind::Atomic { space, ty, .. } => (*space, ty.bytes(), ty.bytes(), true),
-            InstKind::Trap { code } => return FaultKind::Trap { code: *code },
-            _ => {
-                return FaultKind::Trap {
-                    code: MALFORMED_TRAP,
-                };
-            }
-        };
-        let cause = if align > 1 && !addr.is_multiple_of(u64::from(align)) {
-            AccessCause::Misaligned { align }
-        } else if space == AddrSpace::Global {
-            self.host
-                .memory
-                .translate(addr, u64::from(size), access(write))
-                .err()
-                .unwrap_or(AccessCause::OutOfBounds)
-        } else {
-            AccessCause::OutOfBounds
-        };
-        FaultKind::Memory {
-            space,
-            addr,
-            size,
-            write,
-            cause,
+        fault_kind(self.host.kernel, self.host.memory, inst, addr)
+    }
+}
+
+/// The fault of instruction `inst` refused at `addr`, derived like the
+/// interpreter: alignment first, then the range.
+pub fn fault_kind(kernel: &Kernel, memory: &dyn GlobalMemory, inst: Inst, addr: u64) -> FaultKind {
+    let (space, align, size, write) = match &kernel.insts[inst].kind {
+        InstKind::Load(a) => (a.space, a.align, a.total_bytes(), false),
+        InstKind::Store(a) => (a.space, a.align, a.total_bytes(), true),
+        InstKind::Atomic { space, ty, .. } => (*space, ty.bytes(), ty.bytes(), true),
+        InstKind::Trap { code } => return FaultKind::Trap { code: *code },
+        _ => {
+            return FaultKind::Trap {
+                code: MALFORMED_TRAP,
+            };
         }
+    };
+    let cause = if align > 1 && !addr.is_multiple_of(u64::from(align)) {
+        AccessCause::Misaligned { align }
+    } else if space == AddrSpace::Global {
+        memory
+            .translate(addr, u64::from(size), access(write))
+            .err()
+            .unwrap_or(AccessCause::OutOfBounds)
+    } else {
+        AccessCause::OutOfBounds
+    };
+    FaultKind::Memory {
+        space,
+        addr,
+        size,
+        write,
+        cause,
     }
 }

@@ -45,6 +45,7 @@ mod codegen;
 mod compiled;
 mod error;
 mod exec;
+mod gang;
 mod helpers;
 mod plan;
 #[cfg(target_arch = "x86_64")]
@@ -72,9 +73,34 @@ pub enum Tier {
     Optimized = 1,
 }
 
+/// Which execution core compiled kernels run on. Both give the interpreter's
+/// bits, faults included.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Core {
+    /// Lanes in gangs of vector registers with the scheduler inside the
+    /// compiled code ([`gang`]): the default.
+    Gang,
+    /// Lane by lane with a scheduler in Rust (the first core; kept for
+    /// comparison and for dispatches the gang core does not take, such as step
+    /// limits beyond 32-bit counters).
+    Lanes,
+}
+
+impl Core {
+    /// The core `WAVEJIT_CORE` names (`gang` or `lanes`), else [`Core::Gang`].
+    pub fn from_env() -> Core {
+        match std::env::var("WAVEJIT_CORE").as_deref() {
+            Ok("lanes") => Core::Lanes,
+            _ => Core::Gang,
+        }
+    }
+}
+
 /// How the JIT runs dispatches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitConfig {
+    /// The execution core.
+    pub core: Core,
     /// Lanes per batch: as many whole workgroups as fit side by side (at least one).
     pub batch_lanes: usize,
     /// Worker threads for dispatches of several batches.
@@ -99,6 +125,7 @@ pub struct JitConfig {
 impl Default for JitConfig {
     fn default() -> JitConfig {
         JitConfig {
+            core: Core::from_env(),
             batch_lanes: 256,
             threads: host_threads(),
             interp_below: 0,
@@ -136,6 +163,16 @@ pub struct Jit {
     /// it, and most dispatches repeat a recent kernel.
     recent: Mutex<Vec<Arc<Compiled>>>,
     compiles: AtomicUsize,
+    interpreted: AtomicUsize,
+}
+
+/// Set (to anything) in tests: a dispatch the JIT cannot compile panics
+/// naming the reason instead of running on the interpreter unnoticed.
+pub const NO_FALLBACK_ENV: &str = "WAVEJIT_NO_INTERP_FALLBACK";
+
+fn no_fallback() -> bool {
+    static NO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NO.get_or_init(|| std::env::var_os(NO_FALLBACK_ENV).is_some())
 }
 
 /// How many recent kernels [`Jit`] compares before hashing.
@@ -154,7 +191,42 @@ impl Jit {
             cache: Mutex::new(HashMap::new()),
             recent: Mutex::new(Vec::with_capacity(RECENT)),
             compiles: AtomicUsize::new(0),
+            interpreted: AtomicUsize::new(0),
         }
+    }
+
+    /// How many dispatches ran on the interpreter instead of compiled code
+    /// (malformed dispatch shapes, kernels the JIT could not compile, tiny
+    /// dispatches below [`JitConfig::interp_below`]).
+    pub fn interpreter_fallbacks(&self) -> usize {
+        self.interpreted.load(Ordering::Relaxed)
+    }
+
+    fn interpret(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        memory: &dyn GlobalMemory,
+    ) -> Result<(), Fault> {
+        self.interpreted.fetch_add(1, Ordering::Relaxed);
+        Interpreter.run(kernel, dispatch, memory)
+    }
+
+    /// The interpreter's answer for a kernel the JIT refused with `e` (a panic
+    /// under [`NO_FALLBACK_ENV`]).
+    fn refused(
+        &self,
+        e: JitError,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        memory: &dyn GlobalMemory,
+    ) -> Result<(), Fault> {
+        assert!(
+            !no_fallback(),
+            "{NO_FALLBACK_ENV}: the JIT refused kernel `{}`: {e}",
+            kernel.name
+        );
+        self.interpret(kernel, dispatch, memory)
     }
 
     pub fn config(&self) -> &JitConfig {
@@ -272,6 +344,7 @@ impl Jit {
             key.1,
             self.config.vector_min_ops,
             tier,
+            self.config.core,
         )?);
         self.compiles.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut cache) = self.cache.lock() {
@@ -381,7 +454,7 @@ impl Engine for Jit {
             || wg > 1 << 16
             || dispatch.workgroup_size.contains(&0);
         if odd {
-            return Interpreter.run(kernel, dispatch, memory);
+            return self.interpret(kernel, dispatch, memory);
         }
         if lanes == 0 {
             return Ok(());
@@ -398,17 +471,20 @@ impl Engine for Jit {
             None => {
                 let key = (content_hash(kernel), batch);
                 if work < self.config.interp_below && self.cached(key, kernel).is_none() {
-                    return Interpreter.run(kernel, dispatch, memory);
+                    return self.interpret(kernel, dispatch, memory);
                 }
                 match self.compile_keyed(key, kernel, self.tier_for(lanes)) {
                     Ok(c) => c,
                     // Kernels the JIT cannot take (e.g. failing verification)
                     // get the interpreter's defined behaviour.
-                    Err(_) => return Interpreter.run(kernel, dispatch, memory),
+                    Err(e) => return self.refused(e, kernel, dispatch, memory),
                 }
             }
         };
         let c = self.tiered_up(c, kernel, lanes);
-        run::run_dispatch(&c, kernel, dispatch, memory, threads)
+        match run::run_dispatch(&c, kernel, dispatch, memory, threads) {
+            Ok(result) => result,
+            Err(e) => self.refused(e, kernel, dispatch, memory),
+        }
     }
 }

@@ -10,15 +10,61 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel};
 
+use crate::JitError;
 use crate::compiled::Compiled;
 use crate::exec::{LaneFault, Runner};
+use crate::gang::exec::GangRunner;
 
+/// A worker running batches of one dispatch.
+trait Batches {
+    fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault>;
+    /// Gives the buffers back to the compiled kernel's pool.
+    fn finish(self);
+}
+
+impl Batches for Runner<'_> {
+    fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
+        Runner::run_batch(self, first, count)
+    }
+    fn finish(self) {
+        let c = self.compiled();
+        c.give_buffers(self.into_buffers());
+    }
+}
+
+impl Batches for GangRunner<'_> {
+    fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
+        GangRunner::run_batch(self, first, count)
+    }
+    fn finish(self) {
+        let c = self.compiled();
+        c.give_gang_buffers(self.into_buffers());
+    }
+}
+
+/// Runs `dispatch` with `c` (the gang core when `c` has its code and takes the
+/// dispatch, else the lane core, compiled now if needed).
 pub fn run_dispatch(
     c: &Compiled,
     kernel: &Kernel,
     dispatch: &Dispatch,
     memory: &dyn GlobalMemory,
     threads: usize,
+) -> Result<Result<(), Fault>, JitError> {
+    if let Some(code) = c.gang.as_ref().filter(|_| crate::gang::takes(dispatch)) {
+        let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
+        return Ok(run_batches(c, dispatch, threads, make));
+    }
+    c.lane_code()?;
+    let make = || Runner::new(c, kernel, dispatch, memory, c.take_buffers());
+    Ok(run_batches(c, dispatch, threads, make))
+}
+
+fn run_batches<R: Batches>(
+    c: &Compiled,
+    dispatch: &Dispatch,
+    threads: usize,
+    make: impl Fn() -> R + Sync,
 ) -> Result<(), Fault> {
     let wg_lanes = dispatch.lanes_per_workgroup() as usize;
     let groups = dispatch.workgroup_count();
@@ -30,7 +76,7 @@ pub fn run_dispatch(
     let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
     let threads = (threads.max(1) as u64).min(batches) as usize;
     if threads == 1 {
-        let mut runner = Runner::new(c, kernel, dispatch, memory, c.take_buffers());
+        let mut runner = make();
         let mut result = Ok(());
         for b in 0..batches {
             let (first, count) = batch(b);
@@ -39,14 +85,14 @@ pub fn run_dispatch(
                 break;
             }
         }
-        c.give_buffers(runner.into_buffers());
+        runner.finish();
         return result;
     }
     let next = AtomicU64::new(0);
     let stop = AtomicU64::new(u64::MAX);
     let best: Mutex<Option<LaneFault>> = Mutex::new(None);
     let worker = || {
-        let mut runner = Runner::new(c, kernel, dispatch, memory, c.take_buffers());
+        let mut runner = make();
         loop {
             let b = next.fetch_add(1, Ordering::SeqCst);
             if b >= batches || b > stop.load(Ordering::SeqCst) {
@@ -62,7 +108,7 @@ pub fn run_dispatch(
                 }
             }
         }
-        c.give_buffers(runner.into_buffers());
+        runner.finish();
     };
     std::thread::scope(|scope| {
         // The calling thread is one of the workers: one spawn fewer per dispatch.

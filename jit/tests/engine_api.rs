@@ -40,6 +40,7 @@ fn kernel(k: u64) -> Kernel {
 
 fn config(interp_below: u64) -> JitConfig {
     JitConfig {
+        core: wavejit_jit::Core::Gang,
         batch_lanes: 64,
         threads: 1,
         interp_below,

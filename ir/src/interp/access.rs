@@ -12,8 +12,9 @@ use crate::memory::{AccessCause, GlobalMemory};
 use crate::semantics::atomic::atomic_rmw;
 use crate::types::Type;
 
-/// The memory a lane can reach.
-pub(crate) struct LaneMemory<'a> {
+/// The memory a lane can reach, with the interpreter's checks (alignment, then
+/// range) and layout: the definition faster engines reuse on their exact paths.
+pub struct LaneMemory<'a> {
     pub global: &'a dyn GlobalMemory,
     pub uniforms: &'a [u8],
     pub shared: &'a mut [u8],

@@ -53,6 +53,8 @@ mod program;
 mod tests;
 mod workgroup;
 
+pub use access::LaneMemory;
+
 use crate::dispatch::Dispatch;
 use crate::engine::Engine;
 use crate::fault::Fault;

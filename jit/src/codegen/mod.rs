@@ -31,22 +31,35 @@ use crate::error::JitError;
 use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
 use crate::plan::Plan;
 
-/// Machine code of one kernel specialisation; frees it when dropped.
-pub struct CompiledCode {
+/// Owns a finalized module's machine code and frees it when dropped.
+pub(crate) struct CodeOwner {
     module: Mutex<Option<JITModule>>,
-    pub func: KernelFn,
 }
 
-impl Drop for CompiledCode {
+impl CodeOwner {
+    pub(crate) fn new(module: JITModule) -> CodeOwner {
+        CodeOwner {
+            module: Mutex::new(Some(module)),
+        }
+    }
+}
+
+impl Drop for CodeOwner {
     fn drop(&mut self) {
         if let Ok(mut m) = self.module.lock()
             && let Some(module) = m.take()
         {
-            // SAFETY: the code is only called through `func` by holders of this
-            // value (behind an `Arc`), and none is left when it drops.
+            // SAFETY: the code is only called through function pointers held
+            // next to this owner (behind an `Arc`), and none is left when it drops.
             unsafe { module.free_memory() };
         }
     }
+}
+
+/// Machine code of one kernel specialisation; frees it when dropped.
+pub struct CompiledCode {
+    _owner: CodeOwner,
+    pub func: KernelFn,
 }
 
 /// The Cranelift type holding an IR type's bits (`i1` as 0/1 in `i8`, floats as
@@ -75,7 +88,7 @@ type Isa = std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>;
 
 /// The host ISA for `tier`, built once per process: detecting the CPU and
 /// building the flags is a fixed cost per compile that dominates small kernels.
-fn isa(tier: Tier) -> Result<Isa, JitError> {
+pub(crate) fn isa(tier: Tier) -> Result<Isa, JitError> {
     static ISA: [std::sync::OnceLock<Result<Isa, String>>; 2] =
         [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     ISA[tier as usize]
@@ -182,7 +195,7 @@ pub fn compile(
     // SAFETY: the function was declared with exactly `KernelFn`'s signature.
     let func = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
     Ok(CompiledCode {
-        module: Mutex::new(Some(module)),
+        _owner: CodeOwner::new(module),
         func,
     })
 }
@@ -206,9 +219,9 @@ fn jump_target_segment(kernel: &Kernel, plan: &Plan, k: usize) -> Option<(u32, u
 /// register allocator's tables), kept per thread between compiles: building
 /// it afresh costs allocator traffic on every compile, and Cranelift's
 /// `Context` is meant to be reused.
-struct Contexts {
-    ctx: cranelift_codegen::Context,
-    fctx: FunctionBuilderContext,
+pub(crate) struct Contexts {
+    pub(crate) ctx: cranelift_codegen::Context,
+    pub(crate) fctx: FunctionBuilderContext,
 }
 
 thread_local! {
@@ -218,7 +231,7 @@ thread_local! {
 impl Contexts {
     /// This thread's contexts (fresh ones when none are kept, e.g. when an
     /// earlier compile returned an error before giving them back).
-    fn take() -> Box<Contexts> {
+    pub(crate) fn take() -> Box<Contexts> {
         CONTEXTS.take().unwrap_or_else(|| {
             Box::new(Contexts {
                 ctx: cranelift_codegen::Context::new(),
@@ -228,7 +241,7 @@ impl Contexts {
     }
 
     /// Keeps the contexts (cleared) for this thread's next compile.
-    fn give_back(self: Box<Self>) {
+    pub(crate) fn give_back(self: Box<Self>) {
         CONTEXTS.set(Some(self));
     }
 }

@@ -120,13 +120,25 @@ pub fn run_on(
     }
 }
 
-/// JIT configurations every comparison runs: batch widths, thread counts and
-/// vector thresholds (0: scalar only; 1: every vectorizable stretch).
+/// JIT configurations every comparison runs: both cores, batch widths,
+/// thread counts and vector thresholds of the lane core (0: scalar only; 1:
+/// every vectorizable stretch). The gang core's chunk width follows the tier
+/// (4 lanes at the baseline, 16 optimized), and the tiers alternate.
 pub fn jit_configs() -> Vec<JitConfig> {
-    [(1, 1, 0), (8, 2, 1), (64, 3, 8), (256, 1, 1)]
-        .into_iter()
-        .enumerate()
-        .map(|(k, (batch_lanes, threads, vector_min_ops))| JitConfig {
+    use wavejit_jit::Core::{Gang, Lanes};
+    [
+        (Gang, 1, 1, 0),
+        (Gang, 8, 2, 1),
+        (Gang, 64, 3, 8),
+        (Gang, 256, 1, 1),
+        (Lanes, 8, 2, 1),
+        (Lanes, 64, 1, 8),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(
+        |(k, (core, batch_lanes, threads, vector_min_ops))| JitConfig {
+            core,
             batch_lanes,
             threads,
             interp_below: 0,
@@ -134,8 +146,9 @@ pub fn jit_configs() -> Vec<JitConfig> {
             parallel_min_work: 0,
             // Both tiers (the register allocators differ).
             optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
-        })
-        .collect()
+        },
+    )
+    .collect()
 }
 
 /// Runs `kernel` on the interpreter and on the JIT in every configuration;
@@ -147,7 +160,10 @@ pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Ou
         let jit = Jit::new(cfg.clone());
         let got = run_on(&jit, kernel, dispatch, rw, ro, k % 2 == 0);
         if wavejit_ir::verify::verify(kernel).is_ok() {
-            assert_eq!(jit.compile_count(), 1, "the JIT did not compile the kernel");
+            if jit.compile_count() != 1 {
+                let why = jit.compile_for(kernel, dispatch).err();
+                panic!("the JIT did not compile the kernel with {cfg:?}: {why:?}");
+            }
         }
         assert_eq!(got.fault, want.fault, "fault differs with {cfg:?}");
         if want.fault.is_none() {

@@ -1,0 +1,262 @@
+//! The Rust side of a gang batch: per-lane arrays set up once per dispatch,
+//! lanes reset per batch, one compiled call per round (every live wave runs
+//! until none of its lanes is runnable), barrier release between rounds, and
+//! the fault report.
+//!
+//! The schedule is the interpreter's: per workgroup, wave after wave, each wave
+//! lowest pc first, parked lanes released when no lane of the workgroup can
+//! run. Compiled code runs a wave's co-active lanes chunk by chunk through each
+//! run of a segment (`plan::Run`: any loads or one store), which other lanes
+//! cannot tell from lane order, so memory effects equal the interpreter's.
+
+use wavejit_ir::{Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, LaneId};
+
+use super::GangCode;
+use super::abi::{GangCtx, NO_FAULT, PAD, PARKED, PC_DEAD, WATCHDOG_FAULT};
+use crate::abi::GcEntry;
+use crate::exec::{HostCtx, LaneFault, fault_kind};
+
+/// What the gang helpers need while a batch runs (one per worker thread).
+pub struct GangHost<'a> {
+    pub hc: HostCtx<'a>,
+    pub dispatch: &'a Dispatch,
+    /// Lanes per batch.
+    pub lanes: usize,
+    /// Lanes per chunk of the compiled code.
+    pub chunk: usize,
+    /// Bytes of shared memory per slot and private memory per lane.
+    pub shared_bytes: usize,
+    pub private_bytes: usize,
+}
+
+/// A worker's gang batch buffers, recycled across dispatches of one kernel.
+#[derive(Default)]
+pub struct GangBuffers {
+    regs: Vec<u64>,
+    pc: Vec<u32>,
+    steps: Vec<u32>,
+    fault: Vec<u32>,
+    fault_addr: Vec<u64>,
+    local_index: Vec<u32>,
+    local: [Vec<u32>; 3],
+    lane_id: Vec<u32>,
+    wave_id: Vec<u32>,
+    group: Vec<[u32; 4]>,
+    shared: Vec<u8>,
+    shared_ptr: Vec<u64>,
+    private: Vec<u8>,
+}
+
+/// One worker's gang batch state.
+pub struct GangRunner<'a> {
+    c: &'a crate::compiled::Compiled,
+    code: &'a GangCode,
+    host: Box<GangHost<'a>>,
+    bufs: GangBuffers,
+    gc: Vec<GcEntry>,
+    wg_lanes: usize,
+    first: u64,
+}
+
+impl<'a> GangRunner<'a> {
+    pub fn new(
+        code: &'a GangCode,
+        c: &'a crate::compiled::Compiled,
+        dispatch: &'a Dispatch,
+        memory: &'a dyn GlobalMemory,
+        bufs: GangBuffers,
+    ) -> GangRunner<'a> {
+        let n = c.lanes;
+        let padded = n + PAD;
+        let wg_lanes = dispatch.lanes_per_workgroup().max(1) as usize;
+        let slots = (n / wg_lanes).max(1);
+        let mut bufs = bufs;
+        // Slab areas are read a chunk at a time; the last value's chunk may run
+        // PAD lanes past its area.
+        bufs.regs.resize(c.kernel.values.len().max(1) * n + PAD, 0);
+        bufs.pc.resize(padded, PC_DEAD);
+        bufs.steps.resize(padded, 0);
+        bufs.fault.resize(padded, NO_FAULT);
+        bufs.fault_addr.resize(padded, 0);
+        let wave = dispatch.wave_size.max(1) as usize;
+        let fill = |v: &mut Vec<u32>, f: &dyn Fn(usize) -> u32| {
+            v.clear();
+            v.extend((0..padded).map(|l| if l < slots * wg_lanes { f(l) } else { 0 }));
+        };
+        fill(&mut bufs.local_index, &|l| (l % wg_lanes) as u32);
+        for d in 0..3 {
+            fill(&mut bufs.local[d], &|l| {
+                dispatch.local_id((l % wg_lanes) as u32)[d]
+            });
+        }
+        fill(&mut bufs.lane_id, &|l| ((l % wg_lanes) % wave) as u32);
+        fill(&mut bufs.wave_id, &|l| ((l % wg_lanes) / wave) as u32);
+        bufs.group.resize(slots, [0; 4]);
+        bufs.shared.resize(c.shared_bytes * slots, 0);
+        let base = bufs.shared.as_mut_ptr() as u64;
+        bufs.shared_ptr.clear();
+        bufs.shared_ptr
+            .extend((0..slots).map(|s| base + (s * c.shared_bytes) as u64));
+        bufs.private.resize(c.private_bytes * padded, 0);
+        let host = Box::new(GangHost {
+            hc: HostCtx::new(&c.kernel, &c.arg_tys, &c.gang_plan, memory),
+            dispatch,
+            lanes: n,
+            chunk: code.chunk,
+            shared_bytes: c.shared_bytes,
+            private_bytes: c.private_bytes,
+        });
+        GangRunner {
+            c,
+            code,
+            host,
+            bufs,
+            gc: vec![GcEntry::default(); (c.gang_plan.gc_sites as usize).max(1)],
+            wg_lanes,
+            first: 0,
+        }
+    }
+
+    /// The compiled kernel this runner runs.
+    pub fn compiled(&self) -> &'a crate::compiled::Compiled {
+        self.c
+    }
+
+    pub fn into_buffers(self) -> GangBuffers {
+        self.bufs
+    }
+
+    fn ctx(&mut self, live: usize) -> GangCtx {
+        let d = self.host.dispatch;
+        let b = &mut self.bufs;
+        GangCtx {
+            regs: b.regs.as_mut_ptr().cast(),
+            pc: b.pc.as_mut_ptr(),
+            steps: b.steps.as_mut_ptr(),
+            fault: b.fault.as_mut_ptr(),
+            fault_addr: b.fault_addr.as_mut_ptr(),
+            local_index: b.local_index.as_ptr(),
+            local_x: b.local[0].as_ptr(),
+            local_y: b.local[1].as_ptr(),
+            local_z: b.local[2].as_ptr(),
+            lane_id: b.lane_id.as_ptr(),
+            wave_id: b.wave_id.as_ptr(),
+            group: b.group.as_ptr().cast(),
+            shared: b.shared_ptr.as_ptr(),
+            private: b.private.as_mut_ptr(),
+            private_size: self.host.private_bytes as u64,
+            uniforms: d.uniforms.as_ptr(),
+            uniforms_len: d.uniforms.len() as u64,
+            workgroup_size: d.workgroup_size,
+            num_workgroups: d.workgroups,
+            wave_size: d.wave_size,
+            step_limit: d.step_limit.min(u64::from(u32::MAX - 1)) as u32,
+            wg_lanes: self.wg_lanes as u32,
+            live_slots: live as u32,
+            entry_of_pc: self.code.entry_of_pc.as_ptr(),
+            gc: self.gc.as_mut_ptr(),
+            host: (&raw const *self.host).cast(),
+            faulted: 0,
+        }
+    }
+
+    /// Runs workgroups `first .. first + count` (count <= slots); returns the
+    /// fault of their lowest faulting lane.
+    pub fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
+        self.first = first;
+        let live_lanes = count * self.wg_lanes;
+        let d = self.host.dispatch;
+        {
+            let b = &mut self.bufs;
+            b.shared.fill(0);
+            b.private.fill(0);
+            let start = if d.step_limit >= 1 { 0 } else { PC_DEAD };
+            b.pc[..live_lanes].fill(start);
+            b.pc[live_lanes..].fill(PC_DEAD);
+            b.steps.fill(1);
+            b.fault.fill(NO_FAULT);
+            for (s, g) in b.group.iter_mut().enumerate() {
+                let id = d.workgroup_id(first + s as u64);
+                *g = [id[0], id[1], id[2], 0];
+            }
+            if d.step_limit < 1 {
+                // The interpreter faults every lane at the entry.
+                b.fault[..live_lanes].fill(WATCHDOG_FAULT);
+                b.fault_addr[..live_lanes].fill(0);
+            }
+        }
+        let mut faulted = d.step_limit < 1;
+        loop {
+            let mut ctx = self.ctx(count);
+            // SAFETY: the code was compiled for this kernel and `self.host.lanes`
+            // lanes; every pointer in `ctx` refers to this runner's buffers of
+            // that size (plus PAD lanes) or to the dispatch.
+            faulted |= unsafe { (self.code.func)(&mut ctx) } != 0;
+            if !release(&mut self.bufs.pc[..live_lanes]) {
+                break;
+            }
+        }
+        if faulted { self.lowest_fault() } else { None }
+    }
+
+    /// The fault of the first faulting lane (lanes are in (slot, local) order).
+    fn lowest_fault(&self) -> Option<LaneFault> {
+        let lane = self.bufs.fault.iter().position(|&f| f != NO_FAULT)?;
+        let (code, addr) = (self.bufs.fault[lane], self.bufs.fault_addr[lane]);
+        let kernel = self.host.hc.kernel;
+        let (slot, local) = (lane / self.wg_lanes, lane % self.wg_lanes);
+        let key = u128::from(self.first + slot as u64) * self.wg_lanes as u128 + local as u128;
+        let (block, inst, kind) = if code == WATCHDOG_FAULT {
+            (
+                Block::from_u32(addr as u32),
+                None,
+                FaultKind::Watchdog {
+                    limit: self.host.dispatch.step_limit,
+                },
+            )
+        } else {
+            let inst = Inst::from_u32(code);
+            let block = kernel
+                .blocks
+                .iter()
+                .find(|(_, b)| b.insts.contains(&inst))
+                .map_or(Block::from_u32(0), |(b, _)| b);
+            (
+                block,
+                Some(inst),
+                fault_kind(kernel, self.host.hc.memory, inst, addr),
+            )
+        };
+        let g = self.bufs.group[slot];
+        let fault = Fault {
+            kernel: kernel.name.clone(),
+            block,
+            inst,
+            guest_pc: inst.and_then(|i| kernel.srclocs[i].0),
+            lane: LaneId {
+                workgroup: [g[0], g[1], g[2]],
+                local: self.host.dispatch.local_id(local as u32),
+            },
+            kind,
+        };
+        Some((key, fault))
+    }
+}
+
+/// Releases parked lanes past their barrier; tells whether any was parked.
+fn release(pcs: &mut [u32]) -> bool {
+    let mut any = false;
+    for pc in pcs {
+        let parked = *pc & PARKED != 0 && *pc != PC_DEAD;
+        any |= parked;
+        if parked {
+            *pc = (*pc & !PARKED) + 1;
+        }
+    }
+    any
+}
+
+/// Lanes per slot of `kernel`: used by helpers to find a lane's slot.
+pub(crate) fn slot_of(host: &GangHost<'_>, lane: usize) -> usize {
+    lane / (host.dispatch.lanes_per_workgroup().max(1) as usize)
+}

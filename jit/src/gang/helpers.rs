@@ -1,0 +1,348 @@
+//! Host functions gang code calls for what it does not inline: pure
+//! instructions lane by lane through `semantics::eval_pure`, memory accesses
+//! through the interpreter's `LaneMemory` (so their checks and faults are the
+//! interpreter's by construction), cross-lane instructions through
+//! `semantics::wave::eval_wave`, and watchdog faults.
+//!
+//! Operands travel in a scratch buffer: operand `j` (arguments, then results)
+//! at `j * chunk * 8` bytes, lane `k` of the chunk at `4 * k` for 32-bit gang
+//! forms and `8 * k` for 64-bit ones, as the IR's bits. `bits` has bit `k` set
+//! for every active lane of the chunk starting at batch lane `lane0`. They
+//! never panic; a faulting lane gets its fault recorded and its pc set dead.
+
+use wavejit_ir::interp::LaneMemory;
+use wavejit_ir::semantics::eval_pure;
+use wavejit_ir::semantics::wave::eval_wave;
+use wavejit_ir::{AddrSpace, Inst, InstKind, Type};
+
+use super::abi::{GangCtx, PARKED, PC_DEAD, WATCHDOG_FAULT};
+use super::exec::{GangHost, slot_of};
+use crate::abi::GcEntry;
+use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
+
+/// Whether values of `ty` are 64-bit lanes in gang code.
+pub fn wide(ty: Type) -> bool {
+    ty.bits() == 64
+}
+
+/// Lane `k` of operand `j` in a scratch buffer.
+///
+/// # Safety
+/// `buf` must hold operand `j` for `chunk` lanes.
+unsafe fn get(buf: *const u8, chunk: usize, j: usize, ty: Type, k: usize) -> u64 {
+    // SAFETY: within operand j's area, as the caller promises.
+    unsafe {
+        let area = buf.add(j * chunk * 8);
+        if wide(ty) {
+            area.cast::<u64>().add(k).read_unaligned()
+        } else {
+            u64::from(area.cast::<u32>().add(k).read_unaligned())
+        }
+    }
+}
+
+/// Sets lane `k` of operand `j` (see [`get`]).
+///
+/// # Safety
+/// As for [`get`], writable.
+unsafe fn set(buf: *mut u8, chunk: usize, j: usize, ty: Type, k: usize, x: u64) {
+    // SAFETY: within operand j's area, as the caller promises.
+    unsafe {
+        let area = buf.add(j * chunk * 8);
+        if wide(ty) {
+            area.cast::<u64>().add(k).write_unaligned(x)
+        } else {
+            area.cast::<u32>().add(k).write_unaligned(x as u32)
+        }
+    }
+}
+
+/// Records a fault of batch lane `lane` and stops it.
+///
+/// # Safety
+/// `ctx` must be the running batch's context and `lane` one of its lanes.
+unsafe fn fault(ctx: &mut GangCtx, lane: usize, code: u32, addr: u64) {
+    // SAFETY: the per-lane arrays hold every lane of the batch.
+    unsafe {
+        ctx.fault.add(lane).write(code);
+        ctx.fault_addr.add(lane).write(addr);
+        ctx.pc.add(lane).write(PC_DEAD);
+    }
+    ctx.faulted = 1;
+}
+
+/// The active lanes of a chunk, in increasing order.
+fn active(bits: u32, chunk: usize) -> impl Iterator<Item = usize> {
+    (0..chunk.min(32)).filter(move |k| bits >> k & 1 != 0)
+}
+
+/// Pure instruction `inst` for the active lanes of a chunk. Returns nonzero if
+/// some lane faulted (`eval_pure` refused it).
+///
+/// # Safety
+/// `ctx` must be the running batch's context and `buf` a scratch buffer with
+/// the instruction's arguments and room for its results.
+pub unsafe extern "C" fn wj_gang_pure(
+    ctx: *mut GangCtx,
+    inst: u32,
+    lane0: u32,
+    bits: u32,
+    buf: *mut u8,
+) -> u32 {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
+    let kernel = host.hc.kernel;
+    let inst = Inst::from_u32(inst);
+    let Some(data) = kernel.insts.get(inst) else {
+        return 0;
+    };
+    let tys = &host.hc.arg_tys[inst.as_u32() as usize];
+    let (na, nr) = (data.args.len(), data.results.len());
+    if na > PURE_MAX_ARGS || nr > PURE_MAX_RESULTS {
+        return 0;
+    }
+    let chunk = host.chunk;
+    let mut bad = 0;
+    for k in active(bits, chunk) {
+        let mut args = [0u64; PURE_MAX_ARGS];
+        let mut out = [0u64; PURE_MAX_RESULTS];
+        for (j, (a, &ty)) in args.iter_mut().zip(tys).enumerate() {
+            // SAFETY: argument j is in the buffer.
+            *a = unsafe { get(buf, chunk, j, ty, k) };
+        }
+        if eval_pure(&data.kind, tys, &args[..na], &mut out[..nr]) {
+            for (r, (&v, &x)) in data.results.iter().zip(&out).enumerate() {
+                // SAFETY: result r follows the arguments.
+                unsafe { set(buf, chunk, na + r, kernel.value_type(v), k, x) };
+            }
+        } else {
+            bad |= 1 << k;
+            // SAFETY: lane0 + k is a lane of the batch.
+            unsafe { fault(ctx, lane0 as usize + k, inst.as_u32(), 0) };
+        }
+    }
+    bad
+}
+
+/// Load, store or atomic `inst` for the active lanes of a chunk, lane by lane
+/// in increasing order, with the interpreter's checks. Returns nonzero if some
+/// lane faulted.
+///
+/// # Safety
+/// As for [`wj_gang_pure`].
+pub unsafe extern "C" fn wj_gang_access(
+    ctx: *mut GangCtx,
+    inst: u32,
+    lane0: u32,
+    bits: u32,
+    buf: *mut u8,
+) -> u32 {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
+    let kernel = host.hc.kernel;
+    let inst_id = Inst::from_u32(inst);
+    let Some(data) = kernel.insts.get(inst_id) else {
+        return 0;
+    };
+    let tys = &host.hc.arg_tys[inst as usize];
+    let chunk = host.chunk;
+    let na = data.args.len();
+    // SAFETY: the uniforms are the dispatch's.
+    let uniforms = unsafe { std::slice::from_raw_parts(ctx.uniforms, ctx.uniforms_len as usize) };
+    let mut bad = 0;
+    for k in active(bits, chunk) {
+        let lane = lane0 as usize + k;
+        let slot = slot_of(host, lane);
+        // SAFETY: every slot has `shared_bytes` of shared memory and every lane
+        // `private_bytes` of private memory, owned by this batch's thread.
+        let (shared, private) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(
+                    ctx.shared.add(slot).read() as *mut u8,
+                    host.shared_bytes,
+                ),
+                std::slice::from_raw_parts_mut(
+                    ctx.private.add(lane * host.private_bytes),
+                    host.private_bytes,
+                ),
+            )
+        };
+        let mut mem = LaneMemory {
+            global: host.hc.memory,
+            uniforms,
+            shared,
+            private,
+        };
+        // SAFETY: the arguments are in the buffer.
+        let arg = |j: usize| unsafe { get(buf, chunk, j, tys[j], k) };
+        let addr = arg(0);
+        let (result, site) = match &data.kind {
+            InstKind::Load(a) => {
+                let mut out = [0u64; 4];
+                let n = data.results.len().min(4);
+                let r = mem.load(a, addr, &mut out[..n]);
+                if r.is_ok() {
+                    for (j, (&v, &x)) in data.results.iter().zip(&out).enumerate() {
+                        // SAFETY: result j follows the arguments.
+                        unsafe { set(buf, chunk, na + j, kernel.value_type(v), k, x) };
+                    }
+                }
+                (
+                    r,
+                    (a.space == AddrSpace::Global).then_some((a.total_bytes(), false)),
+                )
+            }
+            InstKind::Store(a) => {
+                let mut vals = [0u64; 4];
+                let n = (na - 1).min(4);
+                for (j, v) in vals[..n].iter_mut().enumerate() {
+                    *v = arg(1 + j);
+                }
+                let r = mem.store(a, addr, &vals[..n]);
+                (
+                    r,
+                    (a.space == AddrSpace::Global).then_some((a.total_bytes(), true)),
+                )
+            }
+            InstKind::Atomic { space, op, ty } => {
+                let b = if na > 2 { arg(2) } else { 0 };
+                let r = mem.atomic(*space, *op, *ty, addr, arg(1), b).map(|old| {
+                    if let Some(&v) = data.results.first() {
+                        // SAFETY: the result follows the arguments.
+                        unsafe { set(buf, chunk, na, kernel.value_type(v), k, old) };
+                    }
+                });
+                (r, None)
+            }
+            _ => return 0,
+        };
+        match result {
+            Ok(()) => {
+                // Refresh the site's inline cache, so the next chunk of a
+                // contiguous access finds its region without this helper.
+                if let Some((size, write)) = site
+                    && let Some((_, Some(r))) = host.hc.global_ptr(addr, u64::from(size), write)
+                {
+                    let s = host.hc.plan.gc_site[inst_id] as usize;
+                    // SAFETY: `gc` holds an entry for every global site.
+                    unsafe {
+                        ctx.gc.add(s).write(GcEntry {
+                            start: r.start,
+                            len: r.len,
+                            host: r.host.as_ptr() as u64,
+                            writable: u64::from(r.writable),
+                        })
+                    };
+                }
+            }
+            Err(_) => {
+                bad |= 1 << k;
+                let addr = match &data.kind {
+                    InstKind::Load(a) | InstKind::Store(a) if a.space != AddrSpace::Global => {
+                        addr & 0xffff_ffff
+                    }
+                    InstKind::Atomic { space, .. } if *space != AddrSpace::Global => {
+                        addr & 0xffff_ffff
+                    }
+                    _ => addr,
+                };
+                // SAFETY: `lane` is a lane of the batch.
+                unsafe { fault(ctx, lane, inst, addr) };
+            }
+        }
+    }
+    bad
+}
+
+/// Watchdog faults of the lanes in `bits` of the chunk at `lane0`, entering
+/// block `block`.
+///
+/// # Safety
+/// `ctx` must be the running batch's context.
+pub unsafe extern "C" fn wj_gang_watchdog(ctx: *mut GangCtx, lane0: u32, bits: u32, block: u32) {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let chunk = unsafe { &*ctx.host.cast::<GangHost<'static>>() }.chunk;
+    for k in active(bits, chunk) {
+        // SAFETY: lane0 + k is a lane of the batch.
+        unsafe { fault(ctx, lane0 as usize + k, WATCHDOG_FAULT, u64::from(block)) };
+    }
+}
+
+/// Cross-lane instruction `inst` at linear pc `pc` for the wave of `n` lanes
+/// starting at batch lane `base`: the lanes at `pc` execute it together.
+///
+/// # Safety
+/// `ctx` must be the running batch's context and the wave inside the batch.
+pub unsafe extern "C" fn wj_gang_wave(ctx: *mut GangCtx, inst: u32, base: u32, n: u32, pc: u32) {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
+    let kernel = host.hc.kernel;
+    let inst_id = Inst::from_u32(inst);
+    let Some(data) = kernel.insts.get(inst_id) else {
+        return;
+    };
+    let (base, n) = (base as usize, n as usize);
+    let lanes = host.lanes;
+    let regs = ctx.regs;
+    // SAFETY: the wave's lanes are lanes of the batch.
+    let pcs = unsafe { std::slice::from_raw_parts_mut(ctx.pc.add(base), n) };
+    let executing: Vec<bool> = pcs.iter().map(|&p| p == pc).collect();
+    let slab = |v: wavejit_ir::Value, l: usize| -> u64 {
+        let area = v.as_u32() as usize * lanes * 8;
+        // SAFETY: the slab holds every value of every lane.
+        unsafe {
+            if wide(kernel.value_type(v)) {
+                regs.add(area + 8 * l).cast::<u64>().read_unaligned()
+            } else {
+                u64::from(regs.add(area + 4 * l).cast::<u32>().read_unaligned())
+            }
+        }
+    };
+    let cols: Vec<Vec<u64>> = data
+        .args
+        .iter()
+        .map(|&v| {
+            (0..n)
+                .map(|i| if executing[i] { slab(v, base + i) } else { 0 })
+                .collect()
+        })
+        .collect();
+    let refs: Vec<&[u64]> = cols.iter().map(Vec::as_slice).collect();
+    let tys = &host.hc.arg_tys[inst as usize];
+    let mut out = vec![0u64; n];
+    let ok = data.results.len() == 1 && eval_wave(&data.kind, tys, &executing, &refs, &mut out);
+    for i in 0..n {
+        if !executing[i] {
+            continue;
+        }
+        if ok {
+            let v = data.results[0];
+            let area = v.as_u32() as usize * lanes * 8;
+            // SAFETY: as above.
+            unsafe {
+                if wide(kernel.value_type(v)) {
+                    regs.add(area + 8 * (base + i))
+                        .cast::<u64>()
+                        .write_unaligned(out[i])
+                } else {
+                    regs.add(area + 4 * (base + i))
+                        .cast::<u32>()
+                        .write_unaligned(out[i] as u32)
+                }
+            }
+            pcs[i] = pc + 1;
+        } else {
+            // SAFETY: base + i is a lane of the batch.
+            unsafe { fault(ctx, base + i, inst, 0) };
+        }
+    }
+    debug_assert!(pc & PARKED == 0);
+}

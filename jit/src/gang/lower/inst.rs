@@ -1,0 +1,611 @@
+//! Instructions of a chunk: inline vector forms for the common integer and f32
+//! work, everything else through `wj_gang_pure` (the interpreter's
+//! `semantics::eval_pure`, lane by lane).
+//!
+//! Float rules inline (`semantics` order: inputs flushed, one rounding, result
+//! flushed, NaN replaced): flush keeping the sign by compare-and-blend,
+//! canonical NaN by compare-and-blend. The IEEE NaN propagation rule (first
+//! NaN operand quieted, fresh NaNs positive) differs from the host's, so a NaN
+//! result in an active lane sends the chunk's lanes of that instruction to the
+//! exact helper, as does a result of exactly the smallest normal under
+//! flush-before-rounding (it may have been tiny before rounding).
+
+use cranelift_codegen::ir::{
+    self, InstBuilder, MemFlagsData, condcodes::FloatCC as FCC, condcodes::IntCC as ICC, types,
+};
+use wavejit_ir::{
+    self as wj, Builtin, CastOp, Denorm, FBinOp, FUnOp, FloatCC, FloatMode, IBinOp, IUnOp,
+    InstKind, IntCC, NanMode, Round, Type,
+};
+
+use super::{GLower, Gv, St};
+use crate::error::JitError;
+use crate::gang::abi::off;
+use crate::gang::helpers::{wide, wj_gang_pure};
+
+const EXP: i64 = 0x7f80_0000;
+const SIGN: i64 = 0x8000_0000;
+const MAG: i64 = 0x7fff_ffff;
+const MIN_NORMAL: i64 = 0x0080_0000;
+
+fn icc(c: IntCC) -> ICC {
+    match c {
+        IntCC::Eq => ICC::Equal,
+        IntCC::Ne => ICC::NotEqual,
+        IntCC::Ult => ICC::UnsignedLessThan,
+        IntCC::Ule => ICC::UnsignedLessThanOrEqual,
+        IntCC::Ugt => ICC::UnsignedGreaterThan,
+        IntCC::Uge => ICC::UnsignedGreaterThanOrEqual,
+        IntCC::Slt => ICC::SignedLessThan,
+        IntCC::Sle => ICC::SignedLessThanOrEqual,
+        IntCC::Sgt => ICC::SignedGreaterThan,
+        IntCC::Sge => ICC::SignedGreaterThanOrEqual,
+    }
+}
+
+fn fcc(c: FloatCC) -> FCC {
+    match c {
+        FloatCC::Eq => FCC::Equal,
+        FloatCC::Ne | FloatCC::Une => FCC::NotEqual,
+        FloatCC::Lt => FCC::LessThan,
+        FloatCC::Le => FCC::LessThanOrEqual,
+        FloatCC::Gt => FCC::GreaterThan,
+        FloatCC::Ge => FCC::GreaterThanOrEqual,
+        FloatCC::Ord => FCC::Ordered,
+        FloatCC::Uno => FCC::Unordered,
+        FloatCC::Ueq => FCC::UnorderedOrEqual,
+        FloatCC::Ult => FCC::UnorderedOrLessThan,
+        FloatCC::Ule => FCC::UnorderedOrLessThanOrEqual,
+        FloatCC::Ugt => FCC::UnorderedOrGreaterThan,
+        FloatCC::Uge => FCC::UnorderedOrGreaterThanOrEqual,
+    }
+}
+
+/// The float modes the inline f32 paths cover.
+fn inline_mode(m: &FloatMode) -> bool {
+    !m.flags
+        && !m.sat
+        && m.round == Round::NearestEven
+        && m.denorm_in != Denorm::FlushBeforeRounding
+}
+
+impl GLower<'_, '_> {
+    /// Lowers `inst` for the current chunk; false when it stops every lane (trap).
+    pub(super) fn inst(&mut self, inst: wj::Inst) -> Result<bool, JitError> {
+        let data = self
+            .kernel
+            .insts
+            .get(inst)
+            .ok_or(JitError::Malformed("unknown instruction"))?;
+        let kind = data.kind.clone();
+        let (args, results) = (data.args.clone(), data.results.clone());
+        let ty = |v: &wj::Value| self.kernel.value_type(*v);
+        let arg_ty = args.first().map(ty);
+        let res_ty = results.first().map(ty);
+        let done = match &kind {
+            InstKind::Const { .. } => {
+                let g = self.val(results[0])?;
+                self.def(results[0], g)?;
+                true
+            }
+            InstKind::Builtin(bi) => {
+                let g = self.builtin(*bi)?;
+                self.def(results[0], g)?;
+                true
+            }
+            InstKind::Load(a) => return self.load(inst, a).map(|_| true),
+            InstKind::Store(a) => return self.store(inst, a).map(|_| true),
+            InstKind::Atomic { .. } => return self.access_helper(inst).map(|_| true),
+            InstKind::Fence(_) => return Ok(true),
+            InstKind::Trap { .. } => {
+                self.trap(inst)?;
+                return Ok(false);
+            }
+            _ => {
+                let r = self.inline_pure(&kind, &args, arg_ty, res_ty, inst)?;
+                match r {
+                    Some(g) => {
+                        self.def(results[0], g)?;
+                        true
+                    }
+                    None => false,
+                }
+            }
+        };
+        if !done {
+            let out = self.call_chunk_helper(inst, wj_gang_pure as *const ())?;
+            for (&r, g) in results.iter().zip(out) {
+                self.def(r, g)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A trap: every active lane faults at `inst`.
+    fn trap(&mut self, inst: wj::Inst) -> Result<(), JitError> {
+        // eval_pure refuses a trap, so the pure helper faults every active lane
+        // with the trap's instruction; its fault kind is the trap's code.
+        let bits = self.mask_bits()?;
+        let lane0 = self.chunk()?.lane0;
+        let lane0 = self.b.ins().ireduce(types::I32, lane0);
+        let code = self.iconst(types::I32, i64::from(inst.as_u32()));
+        let buf = self.scratch_at(0);
+        let f = self.iconst(types::I64, wj_gang_pure as *const () as i64);
+        let sig = self.sig(super::Helper::Chunk);
+        self.b
+            .ins()
+            .call_indirect(sig, f, &[self.ctx, code, lane0, bits, buf]);
+        Ok(())
+    }
+
+    fn builtin(&mut self, bi: Builtin) -> Result<Gv, JitError> {
+        let lane_array = |field: i32| Some(field);
+        let field = match bi {
+            Builtin::LocalIndex => lane_array(off::LOCAL_INDEX),
+            Builtin::LocalId(d) => lane_array(off::LOCAL_X + 8 * i32::from(d.min(2))),
+            Builtin::LaneId => lane_array(off::LANE_ID),
+            Builtin::WaveId => lane_array(off::WAVE_ID),
+            _ => None,
+        };
+        if let Some(field) = field {
+            let lane0 = self.chunk()?.lane0;
+            let array = self.ctx_load(types::I64, field);
+            let mut g = Vec::with_capacity(self.g);
+            for k in 0..self.g {
+                let p = self.lane_ptr(array, lane0, k);
+                g.push(self.b.ins().load(types::I32X4, super::guest(), p, 0));
+            }
+            return Ok(g);
+        }
+        let dim = |d: u8| 4 * i32::from(d.min(2));
+        let x = match bi {
+            Builtin::WorkgroupId(d) => {
+                let slot = self.st_load(St::Slot);
+                let slot = self.b.ins().uextend(types::I64, slot);
+                let offs = self.b.ins().ishl_imm_s(slot, 4);
+                let groups = self.ctx_load(types::I64, off::GROUP);
+                let p = self.b.ins().iadd(groups, offs);
+                self.b
+                    .ins()
+                    .load(types::I32, MemFlagsData::trusted(), p, dim(d))
+            }
+            Builtin::WorkgroupSize(d) => self.ctx_load(types::I32, off::WORKGROUP_SIZE + dim(d)),
+            Builtin::NumWorkgroups(d) => self.ctx_load(types::I32, off::NUM_WORKGROUPS + dim(d)),
+            _ => self.ctx_load(types::I32, off::WAVE_SIZE),
+        };
+        let v = self.b.ins().splat(types::I32X4, x);
+        Ok(vec![v; self.g])
+    }
+
+    /// The inline form of a pure instruction, or `None` (the helper computes it).
+    fn inline_pure(
+        &mut self,
+        kind: &InstKind,
+        args: &[wj::Value],
+        arg_ty: Option<Type>,
+        res_ty: Option<Type>,
+        inst: wj::Inst,
+    ) -> Result<Option<Gv>, JitError> {
+        let (Some(aty), Some(rty)) = (arg_ty, res_ty) else {
+            return Ok(None);
+        };
+        let results = self.kernel.insts[inst].results.len();
+        if results != 1 {
+            return Ok(None);
+        }
+        match kind {
+            InstKind::IBinary(op) => self.ibinary(*op, aty, args),
+            InstKind::IUnary(op) if aty == Type::I32 || aty == Type::I1 => {
+                let a = self.val(args[0])?;
+                let ones = self.splat(-1, false);
+                Ok(match op {
+                    IUnOp::Not => Some(a.iter().map(|&x| self.b.ins().bxor(x, ones)).collect()),
+                    IUnOp::Neg if aty == Type::I32 => {
+                        Some(a.iter().map(|&x| self.b.ins().ineg(x)).collect())
+                    }
+                    _ => None,
+                })
+            }
+            InstKind::Icmp(cc) => {
+                let ok = aty == Type::I32
+                    || (aty == Type::I64
+                        && matches!(
+                            cc,
+                            IntCC::Eq
+                                | IntCC::Ne
+                                | IntCC::Slt
+                                | IntCC::Sgt
+                                | IntCC::Sle
+                                | IntCC::Sge
+                        ));
+                if !ok {
+                    return Ok(None);
+                }
+                let a = self.val(args[0])?;
+                let b = self.val(args[1])?;
+                let r: Gv = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(&x, &y)| self.b.ins().icmp(icc(*cc), x, y))
+                    .collect();
+                Ok(Some(if aty == Type::I64 {
+                    self.narrow_mask(&r)
+                } else {
+                    r
+                }))
+            }
+            InstKind::Select => {
+                let c = self.val(args[0])?;
+                let a = self.val(args[1])?;
+                let b = self.val(args[2])?;
+                let c = if wide(rty) { self.wide_mask(&c) } else { c };
+                let mut r = Vec::with_capacity(a.len());
+                for k in 0..a.len() {
+                    let (x, y) = if wide(rty) {
+                        (self.i64x2_of(a[k]), self.i64x2_of(b[k]))
+                    } else {
+                        (self.i32x4_of(a[k]), self.i32x4_of(b[k]))
+                    };
+                    r.push(self.b.ins().bitselect(c[k], x, y));
+                }
+                Ok(Some(r))
+            }
+            InstKind::Cast { op, to } => self.cast(*op, aty, *to, args[0]),
+            InstKind::FBinary { op, mode } if aty == Type::F32 && inline_mode(mode) => {
+                if !matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div) {
+                    return Ok(None);
+                }
+                let a = self.fval(args[0], mode)?;
+                let b = self.fval(args[1], mode)?;
+                let mut r = Vec::with_capacity(self.g);
+                for k in 0..self.g {
+                    let (x, y) = (self.f32x4_of(a[k]), self.f32x4_of(b[k]));
+                    r.push(match op {
+                        FBinOp::Add => self.b.ins().fadd(x, y),
+                        FBinOp::Sub => self.b.ins().fsub(x, y),
+                        FBinOp::Mul => self.b.ins().fmul(x, y),
+                        _ => self.b.ins().fdiv(x, y),
+                    });
+                }
+                self.float_result(inst, mode, r, true).map(Some)
+            }
+            InstKind::Fma { mode }
+                if aty == Type::F32 && inline_mode(mode) && crate::codegen::host_has("fma") =>
+            {
+                let a = self.fval(args[0], mode)?;
+                let b = self.fval(args[1], mode)?;
+                let c = self.fval(args[2], mode)?;
+                let mut r = Vec::with_capacity(self.g);
+                for k in 0..self.g {
+                    let (x, y, z) = (
+                        self.f32x4_of(a[k]),
+                        self.f32x4_of(b[k]),
+                        self.f32x4_of(c[k]),
+                    );
+                    r.push(self.b.ins().fma(x, y, z));
+                }
+                self.float_result(inst, mode, r, true).map(Some)
+            }
+            InstKind::FUnary { op, mode } if aty == Type::F32 && inline_mode(mode) => {
+                let a = self.fval(args[0], mode)?;
+                match op {
+                    FUnOp::Neg | FUnOp::Abs => {
+                        let (m, neg) = if *op == FUnOp::Neg {
+                            (SIGN, true)
+                        } else {
+                            (MAG, false)
+                        };
+                        let m = self.splat(m, false);
+                        let mut r = Vec::with_capacity(self.g);
+                        for &x in &a {
+                            let x = self.i32x4_of(x);
+                            r.push(if neg {
+                                self.b.ins().bxor(x, m)
+                            } else {
+                                self.b.ins().band(x, m)
+                            });
+                        }
+                        // Bitwise: a NaN stays the operand's NaN unless canonical.
+                        self.float_result(inst, mode, r, false).map(Some)
+                    }
+                    FUnOp::Sqrt => {
+                        let mut r = Vec::with_capacity(self.g);
+                        for &x in &a {
+                            let x = self.f32x4_of(x);
+                            r.push(self.b.ins().sqrt(x));
+                        }
+                        self.float_result(inst, mode, r, true).map(Some)
+                    }
+                    _ => Ok(None),
+                }
+            }
+            InstKind::Fcmp { cc, mode }
+                if aty == Type::F32
+                    && !mode.flags
+                    && mode.denorm_in != Denorm::FlushBeforeRounding =>
+            {
+                let a = self.fval(args[0], mode)?;
+                let b = self.fval(args[1], mode)?;
+                let mut r = Vec::with_capacity(self.g);
+                for k in 0..self.g {
+                    let (x, y) = (self.f32x4_of(a[k]), self.f32x4_of(b[k]));
+                    // x64 has no vector `ueq`: unordered or equal.
+                    let m = if *cc == FloatCC::Ueq {
+                        let u = self.b.ins().fcmp(FCC::Unordered, x, y);
+                        let e = self.b.ins().fcmp(FCC::Equal, x, y);
+                        self.b.ins().bor(u, e)
+                    } else {
+                        self.b.ins().fcmp(fcc(*cc), x, y)
+                    };
+                    r.push(self.i32x4_of(m));
+                }
+                Ok(Some(r))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn ibinary(
+        &mut self,
+        op: IBinOp,
+        ty: Type,
+        args: &[wj::Value],
+    ) -> Result<Option<Gv>, JitError> {
+        let w = match ty {
+            Type::I32 => false,
+            Type::I64 => true,
+            Type::I1 => {
+                if !matches!(op, IBinOp::And | IBinOp::Or | IBinOp::Xor) {
+                    return Ok(None);
+                }
+                false
+            }
+            _ => return Ok(None),
+        };
+        if matches!(op, IBinOp::Shl | IBinOp::ShrU | IBinOp::ShrS) {
+            // Vector shifts take one amount: constants only (modulo the width).
+            let Some(amt) = crate::plan::const_bits(self.kernel, args[1]) else {
+                return Ok(None);
+            };
+            let a = self.val(args[0])?;
+            let amt = self.iconst(types::I32, (amt % u64::from(ty.bits())) as i64);
+            let r = a
+                .iter()
+                .map(|&x| {
+                    let x = if w {
+                        self.i64x2_of(x)
+                    } else {
+                        self.i32x4_of(x)
+                    };
+                    match op {
+                        IBinOp::Shl => self.b.ins().ishl(x, amt),
+                        IBinOp::ShrU => self.b.ins().ushr(x, amt),
+                        _ => self.b.ins().sshr(x, amt),
+                    }
+                })
+                .collect();
+            return Ok(Some(r));
+        }
+        let inline = match op {
+            IBinOp::Add | IBinOp::Sub | IBinOp::And | IBinOp::Or | IBinOp::Xor => true,
+            IBinOp::Mul => !w,
+            _ => false,
+        };
+        if !inline {
+            return Ok(None);
+        }
+        let a = self.val(args[0])?;
+        let b = self.val(args[1])?;
+        let mut r = Vec::with_capacity(a.len());
+        for (&x, &y) in a.iter().zip(&b) {
+            let (x, y) = if w {
+                (self.i64x2_of(x), self.i64x2_of(y))
+            } else {
+                (self.i32x4_of(x), self.i32x4_of(y))
+            };
+            r.push(match op {
+                IBinOp::Add => self.b.ins().iadd(x, y),
+                IBinOp::Sub => self.b.ins().isub(x, y),
+                IBinOp::Mul => self.b.ins().imul(x, y),
+                IBinOp::And => self.b.ins().band(x, y),
+                IBinOp::Or => self.b.ins().bor(x, y),
+                _ => self.b.ins().bxor(x, y),
+            });
+        }
+        Ok(Some(r))
+    }
+
+    /// `I64X2` compare results (all-ones lanes) as `I32X4` masks.
+    fn narrow_mask(&mut self, wide: &[ir::Value]) -> Gv {
+        wide.chunks(2)
+            .map(|p| self.narrow_pair(p[0], p[1]))
+            .collect()
+    }
+
+    /// The low 32 bits of the lanes of two `I64X2` as one `I32X4`.
+    fn narrow_pair(&mut self, lo: ir::Value, hi: ir::Value) -> ir::Value {
+        let a = self.bytes_of(lo);
+        let b = self.bytes_of(hi);
+        let order: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27].to_vec();
+        let imm = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(cranelift_codegen::ir::ConstantData::from(order));
+        let s = self.b.ins().shuffle(a, b, imm);
+        self.i32x4_of(s)
+    }
+
+    fn cast(
+        &mut self,
+        op: CastOp,
+        from: Type,
+        to: Type,
+        a: wj::Value,
+    ) -> Result<Option<Gv>, JitError> {
+        let x = self.val(a)?;
+        let g = match (op, from, to) {
+            (CastOp::Bitcast, _, _) if wide(from) == wide(to) => x,
+            (CastOp::Zext, Type::I32, Type::I64) | (CastOp::Sext, Type::I32, Type::I64) => {
+                let mut r = Vec::with_capacity(2 * x.len());
+                for &v in &x {
+                    let v = self.i32x4_of(v);
+                    if op == CastOp::Zext {
+                        r.push(self.b.ins().uwiden_low(v));
+                        r.push(self.b.ins().uwiden_high(v));
+                    } else {
+                        r.push(self.b.ins().swiden_low(v));
+                        r.push(self.b.ins().swiden_high(v));
+                    }
+                }
+                r
+            }
+            (CastOp::Trunc, Type::I64, Type::I32) => {
+                let w: Vec<ir::Value> = x.iter().map(|&v| self.i64x2_of(v)).collect();
+                w.chunks(2).map(|p| self.narrow_pair(p[0], p[1])).collect()
+            }
+            (CastOp::Zext, Type::I1, Type::I32) => {
+                let one = self.splat(1, false);
+                x.iter().map(|&v| self.b.ins().band(v, one)).collect()
+            }
+            (CastOp::Sext, Type::I1, Type::I32) => x,
+            (CastOp::Trunc, Type::I32, Type::I1) => {
+                let one = self.splat(1, false);
+                let zero = self.splat(0, false);
+                x.iter()
+                    .map(|&v| {
+                        let v = self.i32x4_of(v);
+                        let b = self.b.ins().band(v, one);
+                        self.b.ins().icmp(ICC::NotEqual, b, zero)
+                    })
+                    .collect()
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(g))
+    }
+
+    /// An f32 operand after `denorm_in`.
+    fn fval(&mut self, v: wj::Value, mode: &FloatMode) -> Result<Gv, JitError> {
+        let x = self.val(v)?;
+        Ok(match mode.denorm_in {
+            Denorm::Preserve => x,
+            _ => self.flush(&x),
+        })
+    }
+
+    /// Subnormal lanes become zero of the same sign.
+    fn flush(&mut self, x: &[ir::Value]) -> Gv {
+        let exp = self.splat(EXP, false);
+        let sign = self.splat(SIGN, false);
+        let zero = self.splat(0, false);
+        x.iter()
+            .map(|&v| {
+                let v = self.i32x4_of(v);
+                let e = self.b.ins().band(v, exp);
+                let z = self.b.ins().icmp(ICC::Equal, e, zero);
+                let s = self.b.ins().band(v, sign);
+                self.b.ins().bitselect(z, s, v)
+            })
+            .collect()
+    }
+
+    /// The result rules of an inline f32 instruction: flush, then NaN. With
+    /// IEEE propagation (`fresh_nan`: the host may make NaNs of its own) a NaN
+    /// in an active lane, and under flush-before-rounding a smallest-normal
+    /// result, sends the instruction to the exact helper.
+    fn float_result(
+        &mut self,
+        inst: wj::Inst,
+        mode: &FloatMode,
+        r: Gv,
+        fresh_nan: bool,
+    ) -> Result<Gv, JitError> {
+        let r: Gv = match mode.denorm_out {
+            Denorm::Preserve => r.iter().map(|&v| self.i32x4_of(v)).collect(),
+            _ => self.flush(&r),
+        };
+        let mut exact: Vec<Option<ir::Value>> = vec![None; r.len()];
+        let mut note = |this: &mut Self, k: usize, m: ir::Value| {
+            exact[k] = Some(match exact[k] {
+                None => m,
+                Some(e) => this.b.ins().bor(e, m),
+            });
+        };
+        let r: Gv = match mode.nan {
+            NanMode::Canonical(bits) => {
+                let c = self.splat(bits as i64, false);
+                r.iter()
+                    .map(|&v| {
+                        let f = self.f32x4_of(v);
+                        let nan = self.b.ins().fcmp(FCC::Unordered, f, f);
+                        let nan = self.i32x4_of(nan);
+                        self.b.ins().bitselect(nan, c, v)
+                    })
+                    .collect()
+            }
+            NanMode::Propagate => {
+                if fresh_nan {
+                    for (k, &v) in r.iter().enumerate() {
+                        let f = self.f32x4_of(v);
+                        let nan = self.b.ins().fcmp(FCC::Unordered, f, f);
+                        let nan = self.i32x4_of(nan);
+                        note(self, k, nan);
+                    }
+                }
+                r
+            }
+        };
+        if mode.denorm_out == Denorm::FlushBeforeRounding {
+            let mag = self.splat(MAG, false);
+            let min = self.splat(MIN_NORMAL, false);
+            for (k, &v) in r.iter().enumerate() {
+                let m = self.b.ins().band(v, mag);
+                let edge = self.b.ins().icmp(ICC::Equal, m, min);
+                note(self, k, edge);
+            }
+        }
+        if exact.iter().all(Option::is_none) {
+            return Ok(r);
+        }
+        // Only active lanes count (inactive ones hold anything).
+        let mask = self.chunk()?.mask.clone();
+        let mut any = None;
+        for (e, &m) in exact.iter().zip(&mask) {
+            let Some(e) = *e else { continue };
+            let e = self.b.ins().band(e, m);
+            any = Some(match any {
+                None => e,
+                Some(a) => self.b.ins().bor(a, e),
+            });
+        }
+        let any = any.ok_or(JitError::Malformed("empty chunk"))?;
+        let any = self.b.ins().vany_true(any);
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let params: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect();
+        let mparams = self.mask_params(join);
+        self.b.set_cold_block(slow);
+        let mut fast: Vec<ir::BlockArg> = r.iter().map(|&v| v.into()).collect();
+        fast.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().brif(any, slow, &[], join, &fast);
+        self.b.switch_to_block(slow);
+        let (out, mask) = self.cold(|this| {
+            let out = this.call_chunk_helper(inst, wj_gang_pure as *const ())?;
+            Ok((out, this.chunk()?.mask.clone()))
+        })?;
+        let out = out
+            .into_iter()
+            .next()
+            .ok_or(JitError::Malformed("float result"))?;
+        let mut slow_args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
+        slow_args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().jump(join, &slow_args);
+        self.b.switch_to_block(join);
+        self.set_mask(mparams)?;
+        Ok(params)
+    }
+}

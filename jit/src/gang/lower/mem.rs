@@ -1,0 +1,307 @@
+//! Loads and stores of a chunk. Inline fast paths for whole 32-bit values:
+//! global and shared addresses consecutive across the chunk's lanes (`a0 + 4k`)
+//! and inside one region (global: the site's cached region; shared: the
+//! workgroup's area) are one vector access per four lanes, and uniform loads
+//! at constant offsets are one scalar load. Everything else (other types,
+//! scattered or misaligned addresses, ranges that leave the region, partial
+//! masks for global stores, atomics, private memory) goes lane by lane through
+//! `wj_gang_access`, which applies the interpreter's checks and records its
+//! faults.
+//!
+//! A shared store under a partial mask writes the vector back with the
+//! inactive lanes' old bytes: shared memory belongs to the batch's thread, so
+//! nothing else writes in between. Global memory may be shared with other
+//! threads, so a global store only takes the vector path with every lane
+//! active.
+
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types};
+use wavejit_ir::{self as wj, AddrSpace, MemAccess, Type};
+
+use super::{GLower, Gv, St, chunk_lanes, guest};
+use crate::abi::{GC_ENTRY_SIZE, off as goff};
+use crate::error::JitError;
+use crate::gang::abi::off;
+use crate::gang::helpers::wj_gang_access;
+
+/// Whether `a` is a whole 32-bit value (the vector fast paths).
+fn word(a: &MemAccess) -> bool {
+    a.count == 1 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32)
+}
+
+impl GLower<'_, '_> {
+    /// Lane by lane through the helper.
+    pub(super) fn access_helper(&mut self, inst: wj::Inst) -> Result<(), JitError> {
+        let out = self.call_chunk_helper(inst, wj_gang_access as *const ())?;
+        let results = self.kernel.insts[inst].results.clone();
+        for (&r, g) in results.iter().zip(out) {
+            self.def(r, g)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn load(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
+        let data = &self.kernel.insts[inst];
+        let (addr_v, res) = (data.args[0], data.results.clone());
+        if a.space == AddrSpace::Uniform
+            && res.len() == 1
+            && a.total_bytes() <= 8
+            && let Some(offset) = crate::plan::const_bits(self.kernel, addr_v)
+            && offset.is_multiple_of(u64::from(a.align.max(1)))
+            && offset < 1 << 32
+        {
+            return self.uniform_load(inst, a, offset, res[0]);
+        }
+        if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
+            return self.access_helper(inst);
+        }
+        let addr = self.val(addr_v)?;
+        let (fast, p) = self.contiguous(inst, a.space, &addr, false)?;
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let params: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect();
+        let mparams = self.mask_params(join);
+        let fast_block = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(fast, fast_block, &[], slow, &[]);
+        self.b.switch_to_block(fast_block);
+        let mut args: Vec<ir::BlockArg> = Vec::new();
+        for k in 0..self.g {
+            let x = self.b.ins().load(types::I32X4, guest(), p, 16 * k as i32);
+            args.push(x.into());
+        }
+        let mask = self.chunk()?.mask.clone();
+        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        let (out, mask) = self.cold(|this| {
+            let out = this.call_chunk_helper(inst, wj_gang_access as *const ())?;
+            Ok((out, this.chunk()?.mask.clone()))
+        })?;
+        let out = out
+            .into_iter()
+            .next()
+            .ok_or(JitError::Malformed("load result"))?;
+        let mut args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
+        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        self.set_mask(mparams)?;
+        self.def(res[0], params)
+    }
+
+    pub(super) fn store(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
+        if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
+            return self.access_helper(inst);
+        }
+        let args = self.kernel.insts[inst].args.clone();
+        let addr = self.val(args[0])?;
+        let vals = self.val(args[1])?;
+        let (mut fast, p) = self.contiguous(inst, a.space, &addr, true)?;
+        let mask = self.chunk()?.mask.clone();
+        if a.space == AddrSpace::Global {
+            let mut all = mask[0];
+            for &m in &mask[1..] {
+                all = self.b.ins().band(all, m);
+            }
+            let all = self.b.ins().vall_true(all);
+            fast = self.b.ins().band(fast, all);
+        }
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let mparams = self.mask_params(join);
+        let fast_block = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(fast, fast_block, &[], slow, &[]);
+        self.b.switch_to_block(fast_block);
+        for (k, &x) in vals.iter().enumerate() {
+            let x = self.i32x4_of(x);
+            let y = if a.space == AddrSpace::Shared {
+                let old = self.b.ins().load(types::I32X4, guest(), p, 16 * k as i32);
+                self.b.ins().bitselect(mask[k], x, old)
+            } else {
+                x
+            };
+            self.b.ins().store(guest(), y, p, 16 * k as i32);
+        }
+        let margs: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
+        self.b.ins().jump(join, &margs);
+        self.b.switch_to_block(slow);
+        let mask = self.cold(|this| {
+            this.call_chunk_helper(inst, wj_gang_access as *const ())?;
+            Ok(this.chunk()?.mask.clone())
+        })?;
+        let margs: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
+        self.b.ins().jump(join, &margs);
+        self.b.switch_to_block(join);
+        self.set_mask(mparams)
+    }
+
+    /// Whether the chunk's addresses are `a0 + 4k` for every lane k, aligned,
+    /// and the whole `4 * chunk` bytes lie in memory the access may use;
+    /// returns that test (i8) and the host address of `a0`.
+    fn contiguous(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr: &[ir::Value],
+        write: bool,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
+        let bytes = 4 * chunk_lanes(self.g) as i64;
+        let mut same = None;
+        let a0;
+        if space == AddrSpace::Global {
+            let first = self.i64x2_of(addr[0]);
+            a0 = self.b.ins().extractlane(first, 0);
+            let base = self.b.ins().splat(types::I64X2, a0);
+            for (k, &v) in addr.iter().enumerate() {
+                let step = self.vconst_i64([8 * k as u64, 8 * k as u64 + 4]);
+                let want = self.b.ins().iadd(base, step);
+                let v = self.i64x2_of(v);
+                let eq = self.b.ins().icmp(CC::Equal, v, want);
+                let eq = self.i32x4_of(eq);
+                same = Some(match same {
+                    None => eq,
+                    Some(s) => self.b.ins().band(s, eq),
+                });
+            }
+        } else {
+            let first = self.i32x4_of(addr[0]);
+            let a32 = self.b.ins().extractlane(first, 0);
+            a0 = self.b.ins().uextend(types::I64, a32);
+            let base = self.b.ins().splat(types::I32X4, a32);
+            for (k, &v) in addr.iter().enumerate() {
+                let k = 16 * k as u32;
+                let step = self.vconst_i32([k, k + 4, k + 8, k + 12]);
+                let want = self.b.ins().iadd(base, step);
+                let v = self.i32x4_of(v);
+                let eq = self.b.ins().icmp(CC::Equal, v, want);
+                same = Some(match same {
+                    None => eq,
+                    Some(s) => self.b.ins().band(s, eq),
+                });
+            }
+        }
+        let same = same.ok_or(JitError::Malformed("empty chunk"))?;
+        let same = self.b.ins().vall_true(same);
+        let low = self.b.ins().band_imm_s(a0, 3);
+        let aligned = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
+        let mut ok = self.b.ins().band(same, aligned);
+        let tr = MemFlagsData::trusted();
+        let p = if space == AddrSpace::Global {
+            let site = self.plan.gc_site[inst];
+            let gc = self.ctx_load(types::I64, off::GC);
+            let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
+            let start = self.b.ins().load(types::I64, tr, entry, goff::GC_START);
+            let len = self.b.ins().load(types::I64, tr, entry, goff::GC_LEN);
+            let offset = self.b.ins().isub(a0, start);
+            let inside = self.b.ins().icmp(CC::UnsignedLessThan, offset, len);
+            let room = self.b.ins().isub(len, offset);
+            let fits = self
+                .b
+                .ins()
+                .icmp_imm_s(CC::UnsignedGreaterThanOrEqual, room, bytes);
+            ok = self.b.ins().band(ok, inside);
+            ok = self.b.ins().band(ok, fits);
+            if write {
+                let w = self.b.ins().load(types::I64, tr, entry, goff::GC_WRITABLE);
+                let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
+                ok = self.b.ins().band(ok, w);
+            }
+            let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
+            self.b.ins().iadd(host, offset)
+        } else {
+            let size = i64::from(self.kernel.shared_size);
+            let end = self.b.ins().iadd_imm_s(a0, bytes);
+            let fits = self
+                .b
+                .ins()
+                .icmp_imm_s(CC::UnsignedLessThanOrEqual, end, size);
+            ok = self.b.ins().band(ok, fits);
+            let slot = self.st_load(St::Slot);
+            let slot = self.b.ins().uextend(types::I64, slot);
+            let offs = self.b.ins().ishl_imm_s(slot, 3);
+            let bases = self.ctx_load(types::I64, off::SHARED);
+            let pb = self.b.ins().iadd(bases, offs);
+            let base = self.b.ins().load(types::I64, tr, pb, 0);
+            self.b.ins().iadd(base, a0)
+        };
+        Ok((ok, p))
+    }
+
+    /// A uniform load at a constant offset: one scalar read for the chunk,
+    /// the helper (which faults the lanes) when it is out of range.
+    fn uniform_load(
+        &mut self,
+        inst: wj::Inst,
+        a: &MemAccess,
+        offset: u64,
+        res: wj::Value,
+    ) -> Result<(), JitError> {
+        let size = u64::from(a.total_bytes());
+        let len = self.ctx_load(types::I64, off::UNIFORMS_LEN);
+        let fits =
+            self.b
+                .ins()
+                .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, len, (offset + size) as i64);
+        let ty = self.kernel.value_type(res);
+        let w = super::super::helpers::wide(ty);
+        let vt = if w { types::I64X2 } else { types::I32X4 };
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let params: Gv = (0..self.vecs(ty))
+            .map(|_| self.b.append_block_param(join, vt))
+            .collect();
+        let mparams = self.mask_params(join);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(fits, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let base = self.ctx_load(types::I64, off::UNIFORMS);
+        let st = if w { types::I64 } else { types::I32 };
+        let raw = match a.bits {
+            8 => types::I8,
+            16 => types::I16,
+            32 => types::I32,
+            _ => types::I64,
+        };
+        let x = self.b.ins().load(raw, guest(), base, offset as i32);
+        let x = if raw == st {
+            x
+        } else if a.signed {
+            let x = self.b.ins().sextend(st, x);
+            let m = ty.mask() as i64;
+            self.b.ins().band_imm_s(x, m)
+        } else {
+            self.b.ins().uextend(st, x)
+        };
+        let x = if ty == Type::I1 {
+            let b = self.b.ins().band_imm_s(x, 1);
+            let z = self.b.ins().icmp_imm_s(CC::NotEqual, b, 0);
+            let z = self.b.ins().sextend(types::I32, z);
+            self.b.ins().splat(types::I32X4, z)
+        } else {
+            self.b.ins().splat(vt, x)
+        };
+        let mask = self.chunk()?.mask.clone();
+        let mut args: Vec<ir::BlockArg> = (0..self.vecs(ty)).map(|_| x.into()).collect();
+        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        let (out, mask) = self.cold(|this| {
+            let out = this.call_chunk_helper(inst, wj_gang_access as *const ())?;
+            Ok((out, this.chunk()?.mask.clone()))
+        })?;
+        let out = out
+            .into_iter()
+            .next()
+            .ok_or(JitError::Malformed("load result"))?;
+        let mut args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
+        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        self.set_mask(mparams)?;
+        self.def(res, params)
+    }
+}

@@ -1,0 +1,880 @@
+//! Lowering of a planned kernel to one gang function `fn(ctx) -> faulted`.
+//!
+//! The function holds the whole schedule of a round: for every live slot, for
+//! every wave, it finds the wave's lowest runnable pc (a vector `umin` over the
+//! wave's pcs), and dispatches on it. A segment runs each of its runs as a loop
+//! over the wave's *chunks* (`4 * g` lanes as `g` `I32X4` vectors, 64-bit values
+//! as `2 * g` `I64X2`), under the chunk's execution mask `pc == lowest`;
+//! values stay in vector registers inside a run, values other runs read go to
+//! the slab with a masked write. A barrier parks the lanes at it (`pc |
+//! PARKED`); a cross-lane instruction runs through a helper for the wave. Then
+//! the scheduler looks again, so loops, divergent branches and reconvergence
+//! all follow the lowest-pc-first rule without leaving compiled code.
+
+mod inst;
+mod mem;
+mod term;
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    self, AbiParam, ConstantData, InstBuilder, MemFlagsData, Signature, StackSlotData,
+    StackSlotKind, condcodes::IntCC as CC, types,
+};
+use cranelift_frontend::FunctionBuilder;
+use wavejit_ir::{self as wj, InstKind, Kernel, Type};
+
+use super::abi::{PARKED, PC_DEAD, off};
+use super::helpers::wide;
+use crate::error::JitError;
+use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
+use crate::plan::{PcKind, Plan, Run, is_sync};
+
+/// A value of the current chunk: `g` `I32X4` vectors, or `2 * g` `I64X2` for
+/// 64-bit types (`i1` as all-ones/zero lanes, floats as their bits).
+pub(super) type Gv = Vec<ir::Value>;
+
+/// The host helpers gang code calls (`gang::helpers`).
+#[derive(Copy, Clone)]
+pub(super) enum Helper {
+    /// `(ctx, inst, lane0, bits, buf) -> bad`: `wj_gang_pure`, `wj_gang_access`.
+    Chunk,
+    /// `(ctx, lane0, bits, block)`: `wj_gang_watchdog`.
+    Watchdog,
+    /// `(ctx, inst, base, n, pc)`: `wj_gang_wave`.
+    Wave,
+}
+
+/// Scheduler state kept in a stack slot (read where needed rather than held
+/// in registers across the whole function).
+#[derive(Copy, Clone)]
+#[repr(i32)]
+enum St {
+    Slot = 0,
+    Lo = 4,
+    Base = 8,
+    N = 12,
+    Pc = 16,
+}
+
+/// The chunk being emitted.
+pub(super) struct Chunk {
+    /// First batch lane of the chunk (i64).
+    lane0: ir::Value,
+    /// Chunk offset in the wave (i32).
+    c: ir::Value,
+    /// The execution mask, one `I32X4` per vector.
+    mask: Gv,
+}
+
+pub(crate) struct GLower<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    kernel: &'a Kernel,
+    plan: &'a Plan,
+    /// `I32X4` vectors per chunk.
+    g: usize,
+    /// Lanes per batch.
+    lanes: usize,
+    ctx: ir::Value,
+    state: ir::StackSlot,
+    scratch: ir::StackSlot,
+    sigs: [Option<ir::SigRef>; 3],
+    call_conv: cranelift_codegen::isa::CallConv,
+    ch: Option<Chunk>,
+    env: HashMap<wj::Value, Gv>,
+    /// Splatted constants of the current chunk body, by (bits, wide).
+    consts: HashMap<(i64, bool), ir::Value>,
+}
+
+/// Lanes per chunk for `g` vectors.
+pub(crate) fn chunk_lanes(g: usize) -> usize {
+    4 * g
+}
+
+/// Scratch bytes for one helper call: every operand `chunk * 8` bytes.
+fn scratch_bytes(g: usize) -> u32 {
+    ((PURE_MAX_ARGS + PURE_MAX_RESULTS) * chunk_lanes(g) * 8) as u32
+}
+
+/// Entries of the scheduler's table: segments, then sync positions.
+pub(crate) fn entries(plan: &Plan) -> (Vec<u32>, Vec<(u32, wj::Inst)>) {
+    let mut syncs = Vec::new();
+    let mut entry_of_pc = vec![u32::MAX; plan.kinds.len()];
+    let segs = plan.segments.len() as u32;
+    for (pc, k) in plan.kinds.iter().enumerate() {
+        match *k {
+            PcKind::Segment(s) => entry_of_pc[pc] = s,
+            PcKind::Sync(inst) => {
+                entry_of_pc[pc] = segs + syncs.len() as u32;
+                syncs.push((pc as u32, inst));
+            }
+            PcKind::Inner => {}
+        }
+    }
+    (entry_of_pc, syncs)
+}
+
+fn guest() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+impl<'a, 'b> GLower<'a, 'b> {
+    pub(crate) fn build(
+        mut b: FunctionBuilder<'b>,
+        kernel: &'a Kernel,
+        plan: &'a Plan,
+        lanes: usize,
+        g: usize,
+        cfg: cranelift_codegen::isa::TargetFrontendConfig,
+    ) -> Result<(), JitError> {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let ctx = b.block_params(entry)[0];
+        let state =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
+        let scratch = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            scratch_bytes(g),
+            4,
+        ));
+        let mut lw = GLower {
+            b,
+            kernel,
+            plan,
+            g,
+            lanes,
+            ctx,
+            state,
+            scratch,
+            sigs: [None; 3],
+            call_conv: cfg.default_call_conv,
+            ch: None,
+            env: HashMap::new(),
+            consts: HashMap::new(),
+        };
+        lw.schedule()?;
+        lw.b.seal_all_blocks();
+        lw.b.finalize(cfg);
+        Ok(())
+    }
+
+    fn st_load(&mut self, f: St) -> ir::Value {
+        self.b
+            .ins()
+            .stack_load(types::I64, types::I32, self.state, f as i32)
+    }
+
+    fn st_store(&mut self, f: St, x: ir::Value) {
+        self.b
+            .ins()
+            .stack_store(types::I64, x, self.state, f as i32);
+    }
+
+    fn ctx_load(&mut self, ty: ir::Type, field: i32) -> ir::Value {
+        self.b
+            .ins()
+            .load(ty, MemFlagsData::trusted(), self.ctx, field)
+    }
+
+    fn iconst(&mut self, ty: ir::Type, v: i64) -> ir::Value {
+        let bits = ty.bits();
+        let v = if bits < 64 {
+            v & ((1i64 << bits) - 1)
+        } else {
+            v
+        };
+        self.b.ins().iconst(ty, v)
+    }
+
+    /// A vector constant from its lanes' bits.
+    fn vconst_i32(&mut self, lanes: [u32; 4]) -> ir::Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::I32X4, c)
+    }
+
+    fn vconst_i64(&mut self, lanes: [u64; 2]) -> ir::Value {
+        let bytes: Vec<u8> = lanes.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(types::I64X2, c)
+    }
+
+    /// `bits` in every 32-bit (or, `wide`, 64-bit) lane, shared within the chunk body.
+    fn splat(&mut self, bits: i64, wide: bool) -> ir::Value {
+        let bits = if wide { bits } else { bits & 0xffff_ffff };
+        if let Some(&c) = self.consts.get(&(bits, wide)) {
+            return c;
+        }
+        let c = if wide {
+            let s = self.b.ins().iconst(types::I64, bits);
+            self.b.ins().splat(types::I64X2, s)
+        } else {
+            let s = self.iconst(types::I32, bits);
+            self.b.ins().splat(types::I32X4, s)
+        };
+        self.consts.insert((bits, wide), c);
+        c
+    }
+
+    /// The signature of helper `h` (imported on first use).
+    fn sig(&mut self, h: Helper) -> ir::SigRef {
+        if let Some(s) = self.sigs[h as usize] {
+            return s;
+        }
+        use types::{I32, I64};
+        let params: &[ir::Type] = match h {
+            Helper::Chunk => &[I64, I32, I32, I32, I64],
+            Helper::Watchdog => &[I64, I32, I32, I32],
+            Helper::Wave => &[I64, I32, I32, I32, I32],
+        };
+        let mut sig = Signature::new(self.call_conv);
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        if matches!(h, Helper::Chunk) {
+            sig.returns.push(AbiParam::new(I32));
+        }
+        let s = self.b.import_signature(sig);
+        self.sigs[h as usize] = Some(s);
+        s
+    }
+
+    fn chunk(&self) -> Result<&Chunk, JitError> {
+        self.ch
+            .as_ref()
+            .ok_or(JitError::Malformed("no chunk being emitted"))
+    }
+
+    /// The scheduler: slots, waves, lowest pc, dispatch; the entries follow.
+    fn schedule(&mut self) -> Result<(), JitError> {
+        let (_, syncs) = entries(self.plan);
+        let ret = self.b.create_block();
+        let slot_head = self.b.create_block();
+        let wave_head = self.b.create_block();
+        let sched = self.b.create_block();
+        let wave_next = self.b.create_block();
+
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Slot, zero);
+        self.b.ins().jump(slot_head, &[]);
+
+        // slot_head: the next live slot, its first wave.
+        self.b.switch_to_block(slot_head);
+        let slot = self.st_load(St::Slot);
+        let live = self.ctx_load(types::I32, off::LIVE_SLOTS);
+        let done = self
+            .b
+            .ins()
+            .icmp(CC::UnsignedGreaterThanOrEqual, slot, live);
+        let first_wave = self.b.create_block();
+        self.b.ins().brif(done, ret, &[], first_wave, &[]);
+        self.b.switch_to_block(first_wave);
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Lo, zero);
+        self.b.ins().jump(wave_head, &[]);
+
+        // wave_head: the wave's first lane and size, or the next slot.
+        self.b.switch_to_block(wave_head);
+        let lo = self.st_load(St::Lo);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, lo, wgl);
+        let wave_set = self.b.create_block();
+        let slot_next = self.b.create_block();
+        self.b.ins().brif(past, slot_next, &[], wave_set, &[]);
+        self.b.switch_to_block(slot_next);
+        let slot = self.st_load(St::Slot);
+        let slot = self.b.ins().iadd_imm_s(slot, 1);
+        self.st_store(St::Slot, slot);
+        self.b.ins().jump(slot_head, &[]);
+        self.b.switch_to_block(wave_set);
+        let slot = self.st_load(St::Slot);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let lo = self.st_load(St::Lo);
+        let sbase = self.b.ins().imul(slot, wgl);
+        let base = self.b.ins().iadd(sbase, lo);
+        self.st_store(St::Base, base);
+        let ws = self.ctx_load(types::I32, off::WAVE_SIZE);
+        let left = self.b.ins().isub(wgl, lo);
+        let n = self.b.ins().umin(ws, left);
+        self.st_store(St::N, n);
+        self.b.ins().jump(sched, &[]);
+
+        // wave_next
+        self.b.switch_to_block(wave_next);
+        let lo = self.st_load(St::Lo);
+        let ws = self.ctx_load(types::I32, off::WAVE_SIZE);
+        let lo = self.b.ins().iadd(lo, ws);
+        self.st_store(St::Lo, lo);
+        self.b.ins().jump(wave_head, &[]);
+
+        // sched: the lowest runnable pc of the wave.
+        self.b.switch_to_block(sched);
+        let pcmin = self.wave_min_pc()?;
+        let idle =
+            self.b
+                .ins()
+                .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, pcmin, i64::from(PARKED));
+        let dispatch = self.b.create_block();
+        self.b.ins().brif(idle, wave_next, &[], dispatch, &[]);
+        self.b.switch_to_block(dispatch);
+        self.st_store(St::Pc, pcmin);
+        let table = self.ctx_load(types::I64, off::ENTRY_OF_PC);
+        let pc64 = self.b.ins().uextend(types::I64, pcmin);
+        let offs = self.b.ins().ishl_imm_s(pc64, 2);
+        let p = self.b.ins().iadd(table, offs);
+        let entry = self.b.ins().load(types::I32, MemFlagsData::trusted(), p, 0);
+        let seg_blocks: Vec<ir::Block> = self
+            .plan
+            .segments
+            .iter()
+            .map(|_| self.b.create_block())
+            .collect();
+        let sync_blocks: Vec<ir::Block> = syncs.iter().map(|_| self.b.create_block()).collect();
+        let calls: Vec<ir::BlockCall> = seg_blocks
+            .iter()
+            .chain(&sync_blocks)
+            .map(|&blk| self.b.func.dfg.block_call(blk, &[]))
+            .collect();
+        // Unreachable for verified kernels (a pc is always an entry); stop the
+        // wave rather than spin.
+        let bad = self.b.create_block();
+        let dflt = self.b.func.dfg.block_call(bad, &[]);
+        let jt = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(dflt, &calls));
+        self.b.ins().br_table(entry, jt);
+        self.b.switch_to_block(bad);
+        self.b.ins().jump(wave_next, &[]);
+
+        for (k, &blk) in seg_blocks.iter().enumerate() {
+            self.b.switch_to_block(blk);
+            self.segment(k)?;
+            self.b.ins().jump(sched, &[]);
+        }
+        for (&(_, inst), &blk) in syncs.iter().zip(&sync_blocks) {
+            self.b.switch_to_block(blk);
+            if self.kernel.insts[inst].kind == InstKind::Barrier {
+                self.park()?;
+            } else {
+                let base = self.st_load(St::Base);
+                let n = self.st_load(St::N);
+                let pc = self.st_load(St::Pc);
+                let code = self.iconst(types::I32, i64::from(inst.as_u32()));
+                let f = self.iconst(types::I64, super::helpers::wj_gang_wave as *const () as i64);
+                let sig = self.sig(Helper::Wave);
+                self.b
+                    .ins()
+                    .call_indirect(sig, f, &[self.ctx, code, base, n, pc]);
+            }
+            self.b.ins().jump(sched, &[]);
+        }
+
+        self.b.switch_to_block(ret);
+        let f = self.ctx_load(types::I32, off::FAULTED);
+        self.b.ins().return_(&[f]);
+        Ok(())
+    }
+
+    /// Pointer to lane `lane0 + 4 * k` of a per-lane u32 array.
+    fn lane_ptr(&mut self, array: ir::Value, lane0: ir::Value, k: usize) -> ir::Value {
+        let offs = self.b.ins().ishl_imm_s(lane0, 2);
+        let p = self.b.ins().iadd(array, offs);
+        if k == 0 {
+            p
+        } else {
+            self.b.ins().iadd_imm_s(p, 16 * k as i64)
+        }
+    }
+
+    /// Lanes `c + 4k .. c + 4k + 4` of the wave that exist (`< n`), as a mask.
+    fn valid(&mut self, c: ir::Value, n: ir::Value, k: usize) -> ir::Value {
+        let iota = self.vconst_i32([0, 1, 2, 3]);
+        let ck = self.b.ins().iadd_imm_s(c, 4 * k as i64);
+        let ck = self.b.ins().splat(types::I32X4, ck);
+        let idx = self.b.ins().iadd(iota, ck);
+        let nv = self.b.ins().splat(types::I32X4, n);
+        self.b.ins().icmp(CC::UnsignedLessThan, idx, nv)
+    }
+
+    /// The lowest pc of the current wave's lanes (parked and dead lanes
+    /// compare above every runnable pc).
+    fn wave_min_pc(&mut self) -> Result<ir::Value, JitError> {
+        let l = chunk_lanes(self.g) as i64;
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let c = self.b.append_block_param(head, types::I32);
+        let acc = self.b.append_block_param(head, types::I32X4);
+        let zero = self.iconst(types::I32, 0);
+        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
+        let dead_v = self.b.ins().splat(types::I32X4, dead);
+        self.b.ins().jump(head, &[zero.into(), dead_v.into()]);
+        self.b.switch_to_block(head);
+        let n = self.st_load(St::N);
+        let end = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, n);
+        self.b.ins().brif(end, done, &[acc.into()], body, &[]);
+        self.b.switch_to_block(body);
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().iadd(base, c);
+        let lane0 = self.b.ins().uextend(types::I64, lane0);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
+        let dead_v = self.b.ins().splat(types::I32X4, dead);
+        let mut m = acc;
+        for k in 0..self.g {
+            let p = self.lane_ptr(pcs, lane0, k);
+            let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+            let v = self.valid(c, n, k);
+            let x = self.b.ins().bitselect(v, x, dead_v);
+            m = self.b.ins().umin(m, x);
+        }
+        let next = self.b.ins().iadd_imm_s(c, l);
+        self.b.ins().jump(head, &[next.into(), m.into()]);
+        self.b.switch_to_block(done);
+        let m = self.b.append_block_param(done, types::I32X4);
+        // Horizontal minimum: swap halves, then neighbours.
+        let bytes = |order: [u8; 4]| -> Vec<u8> {
+            order
+                .iter()
+                .flat_map(|&l| (0..4).map(move |b| l * 4 + b))
+                .collect()
+        };
+        let mut m = m;
+        for order in [[2u8, 3, 0, 1], [1, 0, 3, 2]] {
+            let imm = self
+                .b
+                .func
+                .dfg
+                .immediates
+                .push(ConstantData::from(bytes(order)));
+            let bm = self.bytes_of(m);
+            let s = self.b.ins().shuffle(bm, bm, imm);
+            let s = self.i32x4_of(s);
+            m = self.b.ins().umin(m, s);
+        }
+        Ok(self.b.ins().extractlane(m, 0))
+    }
+
+    fn bytes_of(&mut self, x: ir::Value) -> ir::Value {
+        let le = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+        self.b.ins().bitcast(types::I8X16, le, x)
+    }
+
+    fn i32x4_of(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::I32X4 {
+            return x;
+        }
+        let le = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+        self.b.ins().bitcast(types::I32X4, le, x)
+    }
+
+    fn f32x4_of(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::F32X4 {
+            return x;
+        }
+        let le = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+        self.b.ins().bitcast(types::F32X4, le, x)
+    }
+
+    fn i64x2_of(&mut self, x: ir::Value) -> ir::Value {
+        if self.b.func.dfg.value_type(x) == types::I64X2 {
+            return x;
+        }
+        let le = MemFlagsData::new().with_endianness(ir::Endianness::Little);
+        self.b.ins().bitcast(types::I64X2, le, x)
+    }
+
+    /// Barrier: the wave's lanes at the lowest pc park there.
+    fn park(&mut self) -> Result<(), JitError> {
+        self.chunk_loop(|this| {
+            let lane0 = this.chunk()?.lane0;
+            let mask = this.chunk()?.mask.clone();
+            let pcs = this.ctx_load(types::I64, off::PC);
+            let bit = this.splat(i64::from(PARKED), false);
+            for (k, &m) in mask.iter().enumerate() {
+                let p = this.lane_ptr(pcs, lane0, k);
+                let x = this.b.ins().load(types::I32X4, guest(), p, 0);
+                let y = this.b.ins().bor(x, bit);
+                let x = this.b.ins().bitselect(m, y, x);
+                this.b.ins().store(guest(), x, p, 0);
+            }
+            Ok(())
+        })
+    }
+
+    /// Emits `for c in (0..n).step_by(chunk) { mask; if any { body } }` for the
+    /// current wave at the current pc.
+    fn chunk_loop(
+        &mut self,
+        mut body: impl FnMut(&mut Self) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
+        let l = chunk_lanes(self.g) as i64;
+        let head = self.b.create_block();
+        let work = self.b.create_block();
+        let go = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
+        let c = self.b.append_block_param(head, types::I32);
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let n = self.st_load(St::N);
+        let end = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, n);
+        self.b.ins().brif(end, exit, &[], work, &[]);
+        self.b.switch_to_block(work);
+        self.consts.clear();
+        self.env.clear();
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().iadd(base, c);
+        let lane0 = self.b.ins().uextend(types::I64, lane0);
+        self.ch = Some(Chunk {
+            lane0,
+            c,
+            mask: Vec::new(),
+        });
+        let mask = self.current_mask()?;
+        let mut any = mask[0];
+        for &m in &mask[1..] {
+            any = self.b.ins().bor(any, m);
+        }
+        let any = self.b.ins().vany_true(any);
+        if let Some(ch) = self.ch.as_mut() {
+            ch.mask = mask;
+        }
+        self.b.ins().brif(any, go, &[], latch, &[]);
+        self.b.switch_to_block(go);
+        body(self)?;
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        let next = self.b.ins().iadd_imm_s(c, l);
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.switch_to_block(exit);
+        self.ch = None;
+        self.env.clear();
+        self.consts.clear();
+        Ok(())
+    }
+
+    /// The execution mask of the current chunk from the pc array: lanes of the
+    /// wave at the current pc (faulted lanes are dead, so they drop out).
+    fn current_mask(&mut self) -> Result<Gv, JitError> {
+        let (lane0, c) = {
+            let ch = self.chunk()?;
+            (ch.lane0, ch.c)
+        };
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let pc = self.st_load(St::Pc);
+        let pcv = self.b.ins().splat(types::I32X4, pc);
+        let n = self.st_load(St::N);
+        let mut mask = Vec::with_capacity(self.g);
+        for k in 0..self.g {
+            let p = self.lane_ptr(pcs, lane0, k);
+            let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+            let at = self.b.ins().icmp(CC::Equal, x, pcv);
+            let v = self.valid(c, n, k);
+            mask.push(self.b.ins().band(at, v));
+        }
+        Ok(mask)
+    }
+
+    /// Sets the mask after lanes may have faulted (in a cold block): the mask
+    /// is read again from the pc array, joined through `join`'s parameters.
+    fn mask_params(&mut self, join: ir::Block) -> Gv {
+        (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect()
+    }
+
+    fn set_mask(&mut self, mask: Gv) -> Result<(), JitError> {
+        self.ch
+            .as_mut()
+            .ok_or(JitError::Malformed("no chunk being emitted"))?
+            .mask = mask;
+        Ok(())
+    }
+
+    /// The mask as one bit per lane of the chunk (bit k: lane k).
+    fn mask_bits(&mut self) -> Result<ir::Value, JitError> {
+        let mask = self.chunk()?.mask.clone();
+        let mut bits = None;
+        for (k, &m) in mask.iter().enumerate() {
+            let b = self.b.ins().vhigh_bits(types::I32, m);
+            let b = if k == 0 {
+                b
+            } else {
+                self.b.ins().ishl_imm_s(b, 4 * k as i64)
+            };
+            bits = Some(match bits {
+                None => b,
+                Some(acc) => self.b.ins().bor(acc, b),
+            });
+        }
+        bits.ok_or(JitError::Malformed("empty chunk"))
+    }
+
+    /// The mask widened to `I64X2` lanes (for 64-bit values).
+    fn wide_mask(&mut self, mask: &[ir::Value]) -> Gv {
+        let mut out = Vec::with_capacity(2 * mask.len());
+        for &m in mask {
+            out.push(self.b.ins().swiden_low(m));
+            out.push(self.b.ins().swiden_high(m));
+        }
+        out
+    }
+
+    /// Runs segment `k` for the current wave at the current pc.
+    fn segment(&mut self, k: usize) -> Result<(), JitError> {
+        let seg = self.plan.segments[k].clone();
+        let last = seg.runs.len().saturating_sub(1);
+        for (r, run) in seg.runs.iter().enumerate() {
+            let end_pc = if r == last { seg.next_pc } else { None };
+            self.chunk_loop(|this| this.run(seg.block, run, end_pc))?;
+        }
+        Ok(())
+    }
+
+    /// One run for the current chunk.
+    fn run(&mut self, block: wj::Block, run: &Run, end_pc: Option<u32>) -> Result<(), JitError> {
+        for &inst in &run.insts {
+            if is_sync(&self.kernel.insts[inst].kind) {
+                return Err(JitError::Malformed("sync instruction inside a segment"));
+            }
+            if !self.inst(inst)? {
+                // A trap: the chunk's lanes are done with the run.
+                return Ok(());
+            }
+        }
+        if run.term {
+            self.terminator(block)?;
+        } else if let Some(pc) = end_pc {
+            let target = self.splat(i64::from(pc), false);
+            self.set_pcs(|_, _| Ok(target))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the pcs of the chunk's active lanes: `f(this, k)` gives vector
+    /// `k`'s new pcs for them.
+    fn set_pcs(
+        &mut self,
+        mut f: impl FnMut(&mut Self, usize) -> Result<ir::Value, JitError>,
+    ) -> Result<(), JitError> {
+        let lane0 = self.chunk()?.lane0;
+        let mask = self.chunk()?.mask.clone();
+        let pcs = self.ctx_load(types::I64, off::PC);
+        for (k, &m) in mask.iter().enumerate() {
+            let new = f(self, k)?;
+            let p = self.lane_ptr(pcs, lane0, k);
+            let old = self.b.ins().load(types::I32X4, guest(), p, 0);
+            let x = self.b.ins().bitselect(m, new, old);
+            self.b.ins().store(guest(), x, p, 0);
+        }
+        Ok(())
+    }
+
+    /// Address of value `v`'s slab area for the current chunk.
+    fn slab_ptr(&mut self, v: wj::Value) -> Result<ir::Value, JitError> {
+        let lane0 = self.chunk()?.lane0;
+        let w = wide(self.kernel.value_type(v));
+        let regs = self.ctx_load(types::I64, off::REGS);
+        let offs = self.b.ins().ishl_imm_s(lane0, if w { 3 } else { 2 });
+        let p = self.b.ins().iadd(regs, offs);
+        let area = v.as_u32() as i64 * self.lanes as i64 * 8;
+        Ok(self.b.ins().iadd_imm_s(p, area))
+    }
+
+    /// Vectors of a value of type `ty` per chunk.
+    fn vecs(&self, ty: Type) -> usize {
+        if wide(ty) { 2 * self.g } else { self.g }
+    }
+
+    /// IR value `v` for the current chunk: computed in this run, a constant,
+    /// or read from the slab.
+    fn val(&mut self, v: wj::Value) -> Result<Gv, JitError> {
+        if let Some(g) = self.env.get(&v) {
+            return Ok(g.clone());
+        }
+        let ty = self.kernel.value_type(v);
+        let g = if let Some(bits) = crate::plan::const_bits(self.kernel, v) {
+            let bits = if ty == Type::I1 {
+                if bits & 1 != 0 { -1 } else { 0 }
+            } else {
+                bits as i64
+            };
+            vec![self.splat(bits, wide(ty)); self.vecs(ty)]
+        } else {
+            let p = self.slab_ptr(v)?;
+            let vt = if wide(ty) { types::I64X2 } else { types::I32X4 };
+            let mut g = Vec::with_capacity(self.vecs(ty));
+            for k in 0..self.vecs(ty) {
+                let x = self
+                    .b
+                    .ins()
+                    .load(vt, MemFlagsData::new().with_notrap(), p, 16 * k as i32);
+                g.push(x);
+            }
+            if ty == Type::I1 {
+                let zero = self.splat(0, false);
+                g = g
+                    .into_iter()
+                    .map(|x| self.b.ins().icmp(CC::NotEqual, x, zero))
+                    .collect();
+            }
+            g
+        };
+        self.env.insert(v, g.clone());
+        Ok(g)
+    }
+
+    /// Defines IR value `v` for the current chunk, writing it to the slab
+    /// (active lanes only) when other runs read it.
+    fn def(&mut self, v: wj::Value, g: Gv) -> Result<(), JitError> {
+        if self.plan.spill[v] {
+            let mask = self.chunk()?.mask.clone();
+            self.write_slab(v, &g, &mask)?;
+        }
+        self.env.insert(v, g);
+        Ok(())
+    }
+
+    /// Writes the lanes of `g` selected by `mask` (`I32X4` lanes) to `v`'s slab area.
+    fn write_slab(
+        &mut self,
+        v: wj::Value,
+        g: &[ir::Value],
+        mask: &[ir::Value],
+    ) -> Result<(), JitError> {
+        let ty = self.kernel.value_type(v);
+        let p = self.slab_ptr(v)?;
+        let (mask, vt) = if wide(ty) {
+            (self.wide_mask(mask), types::I64X2)
+        } else {
+            (mask.to_vec(), types::I32X4)
+        };
+        let one = self.splat(1, false);
+        let flags = MemFlagsData::new().with_notrap();
+        for (k, (&x, &m)) in g.iter().zip(&mask).enumerate() {
+            let x = if ty == Type::I1 {
+                self.b.ins().band(x, one)
+            } else if wide(ty) {
+                self.i64x2_of(x)
+            } else {
+                self.i32x4_of(x)
+            };
+            let old = self.b.ins().load(vt, flags, p, 16 * k as i32);
+            let y = self.b.ins().bitselect(m, x, old);
+            self.b.ins().store(flags, y, p, 16 * k as i32);
+        }
+        let _ = vt;
+        Ok(())
+    }
+
+    /// Scratch operand `j`'s address.
+    fn scratch_at(&mut self, j: usize) -> ir::Value {
+        let at = (j * chunk_lanes(self.g) * 8) as i32;
+        self.b.ins().stack_addr(types::I64, self.scratch, at)
+    }
+
+    /// Stores a gang value as scratch operand `j` (the helpers' format).
+    fn to_scratch(&mut self, j: usize, ty: Type, g: &[ir::Value]) {
+        let p = self.scratch_at(j);
+        let one = self.splat(1, false);
+        for (k, &x) in g.iter().enumerate() {
+            let x = if ty == Type::I1 {
+                self.b.ins().band(x, one)
+            } else {
+                x
+            };
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), x, p, 16 * k as i32);
+        }
+    }
+
+    /// Reads scratch operand `j` as a gang value of type `ty`.
+    fn from_scratch(&mut self, j: usize, ty: Type) -> Gv {
+        let p = self.scratch_at(j);
+        let vt = if wide(ty) { types::I64X2 } else { types::I32X4 };
+        let zero = self.splat(0, false);
+        (0..self.vecs(ty))
+            .map(|k| {
+                let x = self
+                    .b
+                    .ins()
+                    .load(vt, MemFlagsData::trusted(), p, 16 * k as i32);
+                if ty == Type::I1 {
+                    self.b.ins().icmp(CC::NotEqual, x, zero)
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+
+    /// Calls a chunk helper (`wj_gang_pure` / `wj_gang_access`) for `inst`
+    /// with its arguments in scratch and returns its results; lanes that
+    /// fault drop out of the mask.
+    fn call_chunk_helper(
+        &mut self,
+        inst: wj::Inst,
+        helper: *const (),
+    ) -> Result<Vec<Gv>, JitError> {
+        let data = &self.kernel.insts[inst];
+        let (args, results) = (data.args.clone(), data.results.clone());
+        if args.len() > PURE_MAX_ARGS
+            || args.len() + results.len() > PURE_MAX_ARGS + PURE_MAX_RESULTS
+        {
+            return Err(JitError::Malformed("too many operands"));
+        }
+        for (j, &a) in args.iter().enumerate() {
+            let g = self.val(a)?;
+            let ty = self.kernel.value_type(a);
+            self.to_scratch(j, ty, &g);
+        }
+        let bits = self.mask_bits()?;
+        let lane0 = self.chunk()?.lane0;
+        let lane0 = self.b.ins().ireduce(types::I32, lane0);
+        let code = self.iconst(types::I32, i64::from(inst.as_u32()));
+        let buf = self.scratch_at(0);
+        let f = self.iconst(types::I64, helper as i64);
+        let sig = self.sig(Helper::Chunk);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(sig, f, &[self.ctx, code, lane0, bits, buf]);
+        let bad = self.b.inst_results(call)[0];
+        self.refresh_mask_if(bad)?;
+        let mut out = Vec::with_capacity(results.len());
+        for (r, &v) in results.iter().enumerate() {
+            let ty = self.kernel.value_type(v);
+            out.push(self.from_scratch(args.len() + r, ty));
+        }
+        Ok(out)
+    }
+
+    /// Runs `f` to emit code in a cold block: values and constants it creates
+    /// there do not dominate the code after the join, so they are forgotten.
+    fn cold<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, JitError>) -> Result<T, JitError> {
+        let (env, consts) = (self.env.clone(), self.consts.clone());
+        let r = f(self);
+        self.env = env;
+        self.consts = consts;
+        r
+    }
+
+    /// When `bad` (i32) is nonzero, some lanes faulted: the mask is read again.
+    fn refresh_mask_if(&mut self, bad: ir::Value) -> Result<(), JitError> {
+        let cold = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(cold);
+        let mask = self.chunk()?.mask.clone();
+        let params = self.mask_params(join);
+        let args: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
+        self.b.ins().brif(bad, cold, &[], join, &args);
+        self.b.switch_to_block(cold);
+        let fresh = self.cold(|this| this.current_mask())?;
+        let args: Vec<ir::BlockArg> = fresh.iter().map(|&m| m.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        self.set_mask(params)
+    }
+}

@@ -1,0 +1,186 @@
+//! Terminators of a chunk: per-lane successor masks, block arguments written
+//! under each edge's mask (all read before any is written), the new pcs, the
+//! watchdog count (one step per lane per edge) and its faults.
+
+use cranelift_codegen::ir::{self, InstBuilder, condcodes::IntCC as CC, types};
+use wavejit_ir::{Block, BlockCall, Terminator};
+
+use super::{GLower, Gv, guest};
+use crate::error::JitError;
+use crate::gang::abi::{PC_DEAD, off};
+use crate::gang::helpers::wj_gang_watchdog;
+
+impl GLower<'_, '_> {
+    pub(super) fn terminator(&mut self, block: Block) -> Result<(), JitError> {
+        let term = self.kernel.blocks[block]
+            .term
+            .clone()
+            .ok_or(JitError::Malformed("block without terminator"))?;
+        let mask = self.chunk()?.mask.clone();
+        // (edge mask, call) of every edge.
+        let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
+        match &term {
+            Terminator::Exit => {
+                let dead = self.splat(i64::from(PC_DEAD as i32), false);
+                return self.set_pcs(|_, _| Ok(dead));
+            }
+            Terminator::Jump(call) => edges.push((mask.clone(), call.clone())),
+            Terminator::Branch {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.val(*cond)?;
+                let t: Gv = c
+                    .iter()
+                    .zip(&mask)
+                    .map(|(&c, &m)| self.b.ins().band(c, m))
+                    .collect();
+                let f: Gv = c
+                    .iter()
+                    .zip(&mask)
+                    .map(|(&c, &m)| self.b.ins().band_not(m, c))
+                    .collect();
+                edges.push((t, then.clone()));
+                edges.push((f, otherwise.clone()));
+            }
+            Terminator::Table {
+                index,
+                targets,
+                default,
+            } => {
+                let idx = self.val(*index)?;
+                let mut taken: Option<Gv> = None;
+                for (t, call) in targets.iter().enumerate() {
+                    let tv = self.splat(t as i64, false);
+                    let m: Gv = idx
+                        .iter()
+                        .zip(&mask)
+                        .map(|(&x, &m)| {
+                            let x = self.i32x4_of(x);
+                            let eq = self.b.ins().icmp(CC::Equal, x, tv);
+                            self.b.ins().band(eq, m)
+                        })
+                        .collect();
+                    taken = Some(match taken {
+                        None => m.clone(),
+                        Some(acc) => acc
+                            .iter()
+                            .zip(&m)
+                            .map(|(&a, &b)| self.b.ins().bor(a, b))
+                            .collect(),
+                    });
+                    edges.push((m, call.clone()));
+                }
+                let rest: Gv = match taken {
+                    None => mask.clone(),
+                    Some(t) => mask
+                        .iter()
+                        .zip(&t)
+                        .map(|(&m, &t)| self.b.ins().band_not(m, t))
+                        .collect(),
+                };
+                edges.push((rest, default.clone()));
+            }
+        }
+        // Every argument before any parameter is written (parallel move).
+        let mut args: Vec<Vec<Gv>> = Vec::with_capacity(edges.len());
+        for (_, call) in &edges {
+            let mut a = Vec::with_capacity(call.args.len());
+            for &v in &call.args {
+                a.push(self.val(v)?);
+            }
+            args.push(a);
+        }
+        for ((m, call), vals) in edges.iter().zip(&args) {
+            let params = self
+                .kernel
+                .blocks
+                .get(call.block)
+                .ok_or(JitError::Malformed("branch to an unknown block"))?
+                .params
+                .clone();
+            if params.len() != vals.len() {
+                return Err(JitError::Malformed("block argument count"));
+            }
+            for (&p, g) in params.iter().zip(vals) {
+                self.write_slab(p, g, m)?;
+            }
+        }
+        // New pcs: each edge's target where its mask holds.
+        let targets: Vec<ir::Value> = edges
+            .iter()
+            .map(|(_, call)| self.splat(i64::from(self.plan.block_pc[call.block]), false))
+            .collect();
+        self.set_pcs(|this, k| {
+            let lane0 = this.chunk()?.lane0;
+            let pcs = this.ctx_load(types::I64, off::PC);
+            let p = this.lane_ptr(pcs, lane0, k);
+            let mut x = this.b.ins().load(types::I32X4, guest(), p, 0);
+            for ((m, _), &t) in edges.iter().zip(&targets) {
+                x = this.b.ins().bitselect(m[k], t, x);
+            }
+            Ok(x)
+        })?;
+        self.count_steps(&edges)
+    }
+
+    /// One step for every active lane; lanes past the limit fault entering
+    /// their edge's block.
+    fn count_steps(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
+        let lane0 = self.chunk()?.lane0;
+        let mask = self.chunk()?.mask.clone();
+        let steps = self.ctx_load(types::I64, off::STEPS);
+        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let limit = self.b.ins().splat(types::I32X4, limit);
+        let mut over_any = None;
+        let mut over = Vec::with_capacity(self.g);
+        for (k, &m) in mask.iter().enumerate() {
+            let p = self.lane_ptr(steps, lane0, k);
+            let s = self.b.ins().load(types::I32X4, guest(), p, 0);
+            // mask lanes are all ones: subtracting adds one.
+            let s = self.b.ins().isub(s, m);
+            self.b.ins().store(guest(), s, p, 0);
+            let o = self.b.ins().icmp(CC::UnsignedGreaterThan, s, limit);
+            let o = self.b.ins().band(o, m);
+            over_any = Some(match over_any {
+                None => o,
+                Some(a) => self.b.ins().bor(a, o),
+            });
+            over.push(o);
+        }
+        let Some(any) = over_any else {
+            return Ok(());
+        };
+        let any = self.b.ins().vany_true(any);
+        let cold = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(any, cold, &[], join, &[]);
+        self.b.switch_to_block(cold);
+        self.cold(|this| {
+            for (m, call) in edges {
+                let hit: Gv = m
+                    .iter()
+                    .zip(&over)
+                    .map(|(&m, &o)| this.b.ins().band(m, o))
+                    .collect();
+                let saved = this.chunk()?.mask.clone();
+                this.set_mask(hit)?;
+                let bits = this.mask_bits()?;
+                this.set_mask(saved)?;
+                let lane0 = this.b.ins().ireduce(types::I32, lane0);
+                let blk = this.iconst(types::I32, i64::from(call.block.as_u32()));
+                let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
+                let sig = this.sig(super::Helper::Watchdog);
+                this.b
+                    .ins()
+                    .call_indirect(sig, f, &[this.ctx, lane0, bits, blk]);
+            }
+            Ok(())
+        })?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+}

@@ -1,0 +1,128 @@
+//! The SIMD execution core: lanes in gangs of vector registers end to end.
+//!
+//! A kernel compiles to one function that runs a whole round of a batch (every
+//! live workgroup slot, every wave, each until none of its lanes is
+//! runnable) with the scheduler inside: per-lane pcs live in an array that the
+//! code reads four lanes at a time, the lowest pc of a wave picks the segment,
+//! and the lanes at it form the execution mask. Segments run chunk by chunk
+//! (`4 * g` lanes: `g` `I32X4`/`F32X4` vectors per value; `plan::Run`s keep the
+//! interpreter's memory order), so uniform and divergent branches, loops and
+//! reconvergence never leave compiled code, and a barrier only parks lanes
+//! until the round ends ([`exec`] releases them and starts the next round).
+//!
+//! Exactness: the schedule is the interpreter's (waves in order, lowest pc
+//! first, a run's instructions for the co-active lanes in lane order as far as
+//! other lanes can tell), and everything not inlined runs through helpers that
+//! call the interpreter's own definitions. The chunk width `g` changes speed
+//! and compile time only.
+
+pub(crate) mod abi;
+pub(crate) mod exec;
+pub(crate) mod helpers;
+mod lower;
+
+use cranelift_codegen::ir::{AbiParam, UserFuncName, types};
+use cranelift_frontend::FunctionBuilder;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module, default_libcall_names};
+use wavejit_ir::{Dispatch, Kernel};
+
+use crate::Tier;
+use crate::codegen::{CodeOwner, Contexts, isa};
+use crate::error::JitError;
+use crate::plan::Plan;
+use abi::GangFn;
+
+/// Machine code of a kernel for the gang core.
+pub struct GangCode {
+    _owner: CodeOwner,
+    pub(crate) func: GangFn,
+    /// Lanes per chunk.
+    pub(crate) chunk: usize,
+    /// Scheduler entry of every linear pc.
+    pub(crate) entry_of_pc: Vec<u32>,
+}
+
+/// Vectors per chunk at `tier`: one at the baseline tier (a quarter of the
+/// code to compile), four when optimized (independent vectors hide the
+/// latency of dependency chains).
+pub fn vectors_for(tier: Tier) -> usize {
+    match tier {
+        Tier::Baseline => 1,
+        Tier::Optimized => 4,
+    }
+}
+
+/// Whether a dispatch can run on the gang core: its step counts fit the
+/// 32-bit per-lane counters.
+pub fn takes(dispatch: &Dispatch) -> bool {
+    dispatch.step_limit < u64::from(u32::MAX - 1)
+}
+
+/// Compiles `kernel` cut by `plan` for batches of `lanes` lanes, `g` vectors per chunk.
+pub fn compile(
+    kernel: &Kernel,
+    plan: &Plan,
+    lanes: usize,
+    g: usize,
+    tier: Tier,
+) -> Result<GangCode, JitError> {
+    // Slab offsets are 32-bit immediates.
+    lanes
+        .checked_add(abi::PAD)
+        .and_then(|l| l.checked_mul(8))
+        .and_then(|s| s.checked_mul(kernel.values.len().max(1)))
+        .filter(|&s| s < i32::MAX as usize)
+        .ok_or(JitError::TooLarge {
+            values: kernel.values.len(),
+            lanes,
+        })?;
+    if !matches!(g, 1 | 2 | 4) {
+        return Err(JitError::Malformed(
+            "gang vectors per chunk must be 1, 2 or 4",
+        ));
+    }
+    let isa = isa(tier)?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(types::I32));
+    let id = module
+        .declare_function("wavejit_gang", Linkage::Export, &sig)
+        .map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let mut reuse = Contexts::take();
+    let Contexts { ctx, fctx } = &mut *reuse;
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, fctx);
+        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config())?;
+    }
+    static DUMP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let dump = *DUMP.get_or_init(|| std::env::var_os("WAVEJIT_JIT_DUMP").is_some());
+    ctx.set_disasm(dump);
+    if dump {
+        eprintln!("{}", ctx.func.display());
+    }
+    let defined = module.define_function(id, ctx);
+    if dump && let Some(code) = ctx.compiled_code() {
+        eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
+    }
+    module.clear_context(ctx);
+    reuse.give_back();
+    defined.map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let code = module.get_finalized_function(id);
+    // SAFETY: the function was declared with exactly `GangFn`'s signature.
+    let func = unsafe { std::mem::transmute::<*const u8, GangFn>(code) };
+    let (entry_of_pc, _) = lower::entries(plan);
+    Ok(GangCode {
+        _owner: CodeOwner::new(module),
+        func,
+        chunk: lower::chunk_lanes(g),
+        entry_of_pc,
+    })
+}
