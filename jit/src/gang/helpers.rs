@@ -6,9 +6,10 @@
 //!
 //! Operands travel in a scratch buffer: operand `j` (arguments, then results)
 //! at `j * chunk * 8` bytes, lane `k` of the chunk at `4 * k` for 32-bit gang
-//! forms and `8 * k` for 64-bit ones, as the IR's bits. `bits` has bit `k` set
-//! for every active lane of the chunk starting at batch lane `lane0`. They
-//! never panic; a faulting lane gets its fault recorded and its pc set dead.
+//! forms and `8 * k` for 64-bit ones, as the IR's bits. `mask` holds one word
+//! per lane of the chunk starting at batch lane `lane0`, nonzero for active
+//! lanes. They never panic; a faulting lane gets its fault recorded, its pc
+//! set dead and its mask word cleared (compiled code reads the mask again).
 
 use wavejit_ir::interp::LaneMemory;
 use wavejit_ir::semantics::eval_pure;
@@ -72,8 +73,21 @@ unsafe fn fault(ctx: &mut GangCtx, lane: usize, code: u32, addr: u64) {
 }
 
 /// The active lanes of a chunk, in increasing order.
-fn active(bits: u32, chunk: usize) -> impl Iterator<Item = usize> {
-    (0..chunk.min(32)).filter(move |k| bits >> k & 1 != 0)
+///
+/// # Safety
+/// `mask` must hold `chunk` words.
+unsafe fn active(mask: *const u32, chunk: usize) -> impl Iterator<Item = usize> {
+    // SAFETY: as the caller promises.
+    (0..chunk).filter(move |&k| unsafe { mask.add(k).read() } != 0)
+}
+
+/// Clears lane `k` of the chunk's mask.
+///
+/// # Safety
+/// `mask` must hold more than `k` words.
+unsafe fn drop_lane(mask: *mut u32, k: usize) {
+    // SAFETY: as the caller promises.
+    unsafe { mask.add(k).write(0) }
 }
 
 /// Pure instruction `inst` for the active lanes of a chunk. Returns nonzero if
@@ -86,7 +100,7 @@ pub unsafe extern "C" fn wj_gang_pure(
     ctx: *mut GangCtx,
     inst: u32,
     lane0: u32,
-    bits: u32,
+    mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
     // SAFETY: the caller passes the batch's live context.
@@ -105,7 +119,8 @@ pub unsafe extern "C" fn wj_gang_pure(
     }
     let chunk = host.chunk;
     let mut bad = 0;
-    for k in active(bits, chunk) {
+    // SAFETY: the mask covers the chunk.
+    for k in unsafe { active(mask, chunk) } {
         let mut args = [0u64; PURE_MAX_ARGS];
         let mut out = [0u64; PURE_MAX_RESULTS];
         for (j, (a, &ty)) in args.iter_mut().zip(tys).enumerate() {
@@ -119,8 +134,11 @@ pub unsafe extern "C" fn wj_gang_pure(
             }
         } else {
             bad |= 1 << k;
-            // SAFETY: lane0 + k is a lane of the batch.
-            unsafe { fault(ctx, lane0 as usize + k, inst.as_u32(), 0) };
+            // SAFETY: lane0 + k is a lane of the batch, k one of the mask's.
+            unsafe {
+                fault(ctx, lane0 as usize + k, inst.as_u32(), 0);
+                drop_lane(mask, k);
+            }
         }
     }
     bad
@@ -136,7 +154,7 @@ pub unsafe extern "C" fn wj_gang_access(
     ctx: *mut GangCtx,
     inst: u32,
     lane0: u32,
-    bits: u32,
+    mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
     // SAFETY: the caller passes the batch's live context.
@@ -154,7 +172,8 @@ pub unsafe extern "C" fn wj_gang_access(
     // SAFETY: the uniforms are the dispatch's.
     let uniforms = unsafe { std::slice::from_raw_parts(ctx.uniforms, ctx.uniforms_len as usize) };
     let mut bad = 0;
-    for k in active(bits, chunk) {
+    // SAFETY: the mask covers the chunk.
+    for k in unsafe { active(mask, chunk) } {
         let lane = lane0 as usize + k;
         let slot = slot_of(host, lane);
         // SAFETY: every slot has `shared_bytes` of shared memory and every lane
@@ -250,25 +269,34 @@ pub unsafe extern "C" fn wj_gang_access(
                     }
                     _ => addr,
                 };
-                // SAFETY: `lane` is a lane of the batch.
-                unsafe { fault(ctx, lane, inst, addr) };
+                // SAFETY: `lane` is a lane of the batch, k one of the mask's.
+                unsafe {
+                    fault(ctx, lane, inst, addr);
+                    drop_lane(mask, k);
+                }
             }
         }
     }
     bad
 }
 
-/// Watchdog faults of the lanes in `bits` of the chunk at `lane0`, entering
-/// block `block`.
+/// Watchdog faults of the lanes set in `mask` (of the chunk at `lane0`),
+/// entering block `block`.
 ///
 /// # Safety
 /// `ctx` must be the running batch's context.
-pub unsafe extern "C" fn wj_gang_watchdog(ctx: *mut GangCtx, lane0: u32, bits: u32, block: u32) {
+pub unsafe extern "C" fn wj_gang_watchdog(
+    ctx: *mut GangCtx,
+    lane0: u32,
+    mask: *mut u32,
+    block: u32,
+) {
     // SAFETY: the caller passes the batch's live context.
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `host` points to the runner's live `GangHost`.
     let chunk = unsafe { &*ctx.host.cast::<GangHost<'static>>() }.chunk;
-    for k in active(bits, chunk) {
+    // SAFETY: the mask covers the chunk.
+    for k in unsafe { active(mask, chunk) } {
         // SAFETY: lane0 + k is a lane of the batch.
         unsafe { fault(ctx, lane0 as usize + k, WATCHDOG_FAULT, u64::from(block)) };
     }
@@ -340,9 +368,186 @@ pub unsafe extern "C" fn wj_gang_wave(ctx: *mut GangCtx, inst: u32, base: u32, n
             }
             pcs[i] = pc + 1;
         } else {
+            // The pc through `pcs`, which holds the wave's pcs.
+            pcs[i] = PC_DEAD;
             // SAFETY: base + i is a lane of the batch.
-            unsafe { fault(ctx, base + i, inst, 0) };
+            unsafe {
+                ctx.fault.add(base + i).write(inst);
+                ctx.fault_addr.add(base + i).write(0);
+            }
+            ctx.faulted = 1;
         }
     }
     debug_assert!(pc & PARKED == 0);
+}
+
+/// Redoes the instructions before `run & 0xffff` of run `run >> 16` of
+/// segment `seg` for the active lanes of the chunk at `lane0` with the
+/// interpreter's semantics, but for the store or atomic other lanes can see
+/// (a run holds at most one, done once by compiled code): operands from the
+/// slab, every result to the slab. The loads read what they read before (the
+/// run's one visible write goes where no load of the run reads: loads and a
+/// store are never in one run); runs that write private memory are never
+/// redone (a load before such a store would read the stored value).
+///
+/// # Safety
+/// `ctx` must be the running batch's context.
+pub unsafe extern "C" fn wj_gang_redo(
+    ctx: *mut GangCtx,
+    seg: u32,
+    run: u32,
+    lane0: u32,
+    mask: *mut u32,
+) {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
+    let kernel = host.hc.kernel;
+    let stop = (run & 0xffff) as usize;
+    let Some(run) = host
+        .hc
+        .plan
+        .segments
+        .get(seg as usize)
+        .and_then(|s| s.runs.get((run >> 16) as usize))
+    else {
+        return;
+    };
+    let lanes = host.lanes;
+    let regs = ctx.regs;
+    let slab = |v: wavejit_ir::Value, l: usize| -> *mut u8 {
+        let area = v.as_u32() as usize * lanes * 8;
+        let at = if wide(kernel.value_type(v)) {
+            8 * l
+        } else {
+            4 * l
+        };
+        // SAFETY: the slab holds every value of every lane.
+        unsafe { regs.add(area + at) }
+    };
+    // SAFETY: the uniforms are the dispatch's.
+    let uniforms = unsafe { std::slice::from_raw_parts(ctx.uniforms, ctx.uniforms_len as usize) };
+    // SAFETY: the mask covers the chunk.
+    for k in unsafe { active(mask, host.chunk) } {
+        let lane = lane0 as usize + k;
+        let read = |v: wavejit_ir::Value| -> u64 {
+            if let Some(b) = crate::plan::const_bits(kernel, v) {
+                return b;
+            }
+            let p = slab(v, lane);
+            // SAFETY: `p` is lane `lane`'s slot of `v`.
+            unsafe {
+                if wide(kernel.value_type(v)) {
+                    p.cast::<u64>().read_unaligned()
+                } else {
+                    u64::from(p.cast::<u32>().read_unaligned())
+                }
+            }
+        };
+        let write = |v: wavejit_ir::Value, x: u64| {
+            let p = slab(v, lane);
+            // SAFETY: as above.
+            unsafe {
+                if wide(kernel.value_type(v)) {
+                    p.cast::<u64>().write_unaligned(x)
+                } else {
+                    p.cast::<u32>().write_unaligned(x as u32)
+                }
+            }
+        };
+        let slot = slot_of(host, lane);
+        for &inst in run.insts.iter().take(stop) {
+            let data = &kernel.insts[inst];
+            let visible = matches!(&data.kind,
+                InstKind::Store(a) if matches!(a.space, AddrSpace::Global | AddrSpace::Shared))
+                || matches!(data.kind, InstKind::Atomic { .. });
+            if visible {
+                // Done once, by the compiled code, with the redone operands.
+                continue;
+            }
+            let tys = &host.hc.arg_tys[inst.as_u32() as usize];
+            let mut args = [0u64; PURE_MAX_ARGS];
+            for (a, &v) in args.iter_mut().zip(&data.args) {
+                *a = read(v);
+            }
+            let na = data.args.len().min(PURE_MAX_ARGS);
+            let mut out = [0u64; PURE_MAX_RESULTS];
+            let nr = data.results.len().min(PURE_MAX_RESULTS);
+            let ok = match &data.kind {
+                InstKind::Const { bits, .. } => {
+                    out[0] = *bits;
+                    true
+                }
+                InstKind::Builtin(b) => {
+                    out[0] = u64::from(redo_builtin(ctx, host, *b, lane, slot));
+                    true
+                }
+                InstKind::Fence(_) => true,
+                InstKind::Load(_) | InstKind::Store(_) => {
+                    // SAFETY: the slot's shared memory and the lane's private
+                    // memory belong to this batch's thread.
+                    let (shared, private) = unsafe {
+                        (
+                            std::slice::from_raw_parts_mut(
+                                ctx.shared.add(slot).read() as *mut u8,
+                                host.shared_bytes,
+                            ),
+                            std::slice::from_raw_parts_mut(
+                                ctx.private.add(lane * host.private_bytes),
+                                host.private_bytes,
+                            ),
+                        )
+                    };
+                    let mut mem = LaneMemory {
+                        global: host.hc.memory,
+                        uniforms,
+                        shared,
+                        private,
+                    };
+                    match &data.kind {
+                        InstKind::Load(a) => mem.load(a, args[0], &mut out[..nr]).is_ok(),
+                        InstKind::Store(a) => mem.store(a, args[0], &args[1..na]).is_ok(),
+                        _ => false,
+                    }
+                }
+                kind => eval_pure(kind, tys, &args[..na], &mut out[..nr]),
+            };
+            if !ok {
+                // SAFETY: `lane` is a lane of the batch, k one of the mask's.
+                unsafe {
+                    fault(ctx, lane, inst.as_u32(), args[0]);
+                    drop_lane(mask, k);
+                }
+                break;
+            }
+            for (&v, &x) in data.results.iter().zip(&out) {
+                write(v, x);
+            }
+        }
+    }
+}
+
+fn redo_builtin(
+    ctx: &GangCtx,
+    host: &GangHost<'_>,
+    b: wavejit_ir::Builtin,
+    lane: usize,
+    slot: usize,
+) -> u32 {
+    use wavejit_ir::Builtin as B;
+    let d = host.dispatch;
+    let local = (lane % d.lanes_per_workgroup().max(1) as usize) as u32;
+    let dim = |x: [u32; 3], k: u8| x[usize::from(k.min(2))];
+    match b {
+        B::LocalId(k) => dim(d.local_id(local), k),
+        // SAFETY: every slot has its four group words.
+        B::WorkgroupId(k) => unsafe { ctx.group.add(4 * slot + usize::from(k.min(2))).read() },
+        B::WorkgroupSize(k) => dim(d.workgroup_size, k),
+        B::NumWorkgroups(k) => dim(d.workgroups, k),
+        B::LocalIndex => local,
+        B::LaneId => local % d.wave_size.max(1),
+        B::WaveId => local / d.wave_size.max(1),
+        B::WaveSize => d.wave_size,
+    }
 }

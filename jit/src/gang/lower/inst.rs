@@ -5,10 +5,13 @@
 //! Float rules inline (`semantics` order: inputs flushed, one rounding, result
 //! flushed, NaN replaced): flush keeping the sign by compare-and-blend,
 //! canonical NaN by compare-and-blend. The IEEE NaN propagation rule (first
-//! NaN operand quieted, fresh NaNs positive) differs from the host's, so a NaN
-//! result in an active lane sends the chunk's lanes of that instruction to the
-//! exact helper, as does a result of exactly the smallest normal under
-//! flush-before-rounding (it may have been tiny before rounding).
+//! NaN operand quieted, fresh NaNs positive) differs from the host's, so NaN
+//! results are only noted (one compare and or per vector); a run in which an
+//! active lane noted one is redone lane by lane by `wj_gang_redo` before its
+//! terminator, as is a run with a result of exactly the smallest normal under
+//! flush-before-rounding (it may have been tiny before rounding). A NaN read
+//! only by inline float arithmetic of the same run needs no note: the
+//! consumer's result is NaN too.
 
 use cranelift_codegen::ir::{
     self, InstBuilder, MemFlagsData, condcodes::FloatCC as FCC, condcodes::IntCC as ICC, types,
@@ -69,6 +72,25 @@ fn inline_mode(m: &FloatMode) -> bool {
         && m.denorm_in != Denorm::FlushBeforeRounding
 }
 
+/// Whether `inst` is inline f32 arithmetic whose result is NaN whenever an
+/// operand is (so a wrong NaN payload in an operand is noted at the result).
+pub(super) fn propagates_nan(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> bool {
+    let data = &kernel.insts[inst];
+    let f32_args = data.args.iter().all(|&a| kernel.value_type(a) == Type::F32);
+    f32_args
+        && match &data.kind {
+            InstKind::FBinary { op, mode } => {
+                inline_mode(mode)
+                    && matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div)
+            }
+            InstKind::Fma { mode } => inline_mode(mode) && crate::codegen::host_has("fma"),
+            InstKind::FUnary { op, mode } => {
+                inline_mode(mode) && matches!(op, FUnOp::Neg | FUnOp::Abs | FUnOp::Sqrt)
+            }
+            _ => false,
+        }
+}
+
 impl GLower<'_, '_> {
     /// Lowers `inst` for the current chunk; false when it stops every lane (trap).
     pub(super) fn inst(&mut self, inst: wj::Inst) -> Result<bool, JitError> {
@@ -125,7 +147,7 @@ impl GLower<'_, '_> {
     fn trap(&mut self, inst: wj::Inst) -> Result<(), JitError> {
         // eval_pure refuses a trap, so the pure helper faults every active lane
         // with the trap's instruction; its fault kind is the trap's code.
-        let bits = self.mask_bits()?;
+        let bits = self.mask_ptr();
         let lane0 = self.chunk()?.lane0;
         let lane0 = self.b.ins().ireduce(types::I32, lane0);
         let code = self.iconst(types::I32, i64::from(inst.as_u32()));
@@ -305,8 +327,11 @@ impl GLower<'_, '_> {
                                 self.b.ins().band(x, m)
                             });
                         }
-                        // Bitwise: a NaN stays the operand's NaN unless canonical.
-                        self.float_result(inst, mode, r, false).map(Some)
+                        // Bitwise: a NaN stays the operand's NaN unless
+                        // canonical, so only an operand whose NaN was not
+                        // tested (an unnoted result of this run) needs a test.
+                        let fresh = self.unnoted.contains(&args[0]);
+                        self.float_result(inst, mode, r, fresh).map(Some)
                     }
                     FUnOp::Sqrt => {
                         let mut r = Vec::with_capacity(self.g);
@@ -512,9 +537,9 @@ impl GLower<'_, '_> {
     }
 
     /// The result rules of an inline f32 instruction: flush, then NaN. With
-    /// IEEE propagation (`fresh_nan`: the host may make NaNs of its own) a NaN
-    /// in an active lane, and under flush-before-rounding a smallest-normal
-    /// result, sends the instruction to the exact helper.
+    /// IEEE propagation (`fresh_nan`: the NaN may not be the interpreter's) a
+    /// NaN result, and under flush-before-rounding a smallest-normal result, marks
+    /// its lanes for the exact redo of the run (`GLower::redo`).
     fn float_result(
         &mut self,
         inst: wj::Inst,
@@ -566,11 +591,30 @@ impl GLower<'_, '_> {
                 note(self, k, edge);
             }
         }
-        if exact.iter().all(Option::is_none) {
-            return Ok(r);
+        let noted = !self.unnoted.contains(&self.kernel.insts[inst].results[0])
+            || mode.denorm_out == Denorm::FlushBeforeRounding;
+        if self.no_redo && exact.iter().any(Option::is_some) {
+            return self.exact_now(inst, r, &exact);
         }
-        // Only active lanes count (inactive ones hold anything).
-        let mask = self.chunk()?.mask.clone();
+        if noted {
+            for (k, e) in exact.into_iter().enumerate() {
+                if let Some(e) = e {
+                    self.note_exact(k, e);
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// The exact rule at once: when an active lane of `exact` is set, the
+    /// helper computes `inst` for the chunk (runs that cannot be redone).
+    fn exact_now(
+        &mut self,
+        inst: wj::Inst,
+        r: Gv,
+        exact: &[Option<ir::Value>],
+    ) -> Result<Gv, JitError> {
+        let mask = self.mask();
         let mut any = None;
         for (e, &m) in exact.iter().zip(&mask) {
             let Some(e) = *e else { continue };
@@ -587,25 +631,26 @@ impl GLower<'_, '_> {
         let params: Gv = (0..self.g)
             .map(|_| self.b.append_block_param(join, types::I32X4))
             .collect();
-        let mparams = self.mask_params(join);
         self.b.set_cold_block(slow);
-        let mut fast: Vec<ir::BlockArg> = r.iter().map(|&v| v.into()).collect();
-        fast.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        let fast: Vec<ir::BlockArg> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().brif(any, slow, &[], join, &fast);
         self.b.switch_to_block(slow);
-        let (out, mask) = self.cold(|this| {
-            let out = this.call_chunk_helper(inst, wj_gang_pure as *const ())?;
-            Ok((out, this.chunk()?.mask.clone()))
-        })?;
+        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_pure as *const ()))?;
         let out = out
             .into_iter()
             .next()
             .ok_or(JitError::Malformed("float result"))?;
-        let mut slow_args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
-        slow_args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        let slow_args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &slow_args);
         self.b.switch_to_block(join);
-        self.set_mask(mparams)?;
         Ok(params)
+    }
+
+    /// Adds lanes (all-ones in `m`, vector `k`) whose run must be redone exactly.
+    fn note_exact(&mut self, k: usize, m: ir::Value) {
+        self.redo[k] = Some(match self.redo[k] {
+            None => m,
+            Some(acc) => self.b.ins().bor(acc, m),
+        });
     }
 }

@@ -33,7 +33,14 @@ impl GLower<'_, '_> {
     pub(super) fn access_helper(&mut self, inst: wj::Inst) -> Result<(), JitError> {
         let out = self.call_chunk_helper(inst, wj_gang_access as *const ())?;
         let results = self.kernel.insts[inst].results.clone();
+        let atomic = matches!(self.kernel.insts[inst].kind, wj::InstKind::Atomic { .. });
         for (&r, g) in results.iter().zip(out) {
+            if atomic && !self.plan.spill[r] {
+                // A redo of the run reads the old value from the slab (it does
+                // not repeat the atomic).
+                let mask = self.mask();
+                self.write_slab(r, &g, &mask)?;
+            }
             self.def(r, g)?;
         }
         Ok(())
@@ -61,7 +68,6 @@ impl GLower<'_, '_> {
         let params: Gv = (0..self.g)
             .map(|_| self.b.append_block_param(join, types::I32X4))
             .collect();
-        let mparams = self.mask_params(join);
         let fast_block = self.b.create_block();
         self.b.set_cold_block(slow);
         self.b.ins().brif(fast, fast_block, &[], slow, &[]);
@@ -71,23 +77,16 @@ impl GLower<'_, '_> {
             let x = self.b.ins().load(types::I32X4, guest(), p, 16 * k as i32);
             args.push(x.into());
         }
-        let mask = self.chunk()?.mask.clone();
-        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        let (out, mask) = self.cold(|this| {
-            let out = this.call_chunk_helper(inst, wj_gang_access as *const ())?;
-            Ok((out, this.chunk()?.mask.clone()))
-        })?;
+        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
         let out = out
             .into_iter()
             .next()
             .ok_or(JitError::Malformed("load result"))?;
-        let mut args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
-        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        let args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(join);
-        self.set_mask(mparams)?;
         self.def(res[0], params)
     }
 
@@ -99,7 +98,7 @@ impl GLower<'_, '_> {
         let addr = self.val(args[0])?;
         let vals = self.val(args[1])?;
         let (mut fast, p) = self.contiguous(inst, a.space, &addr, true)?;
-        let mask = self.chunk()?.mask.clone();
+        let mask = self.mask();
         if a.space == AddrSpace::Global {
             let mut all = mask[0];
             for &m in &mask[1..] {
@@ -110,7 +109,6 @@ impl GLower<'_, '_> {
         }
         let slow = self.b.create_block();
         let join = self.b.create_block();
-        let mparams = self.mask_params(join);
         let fast_block = self.b.create_block();
         self.b.set_cold_block(slow);
         self.b.ins().brif(fast, fast_block, &[], slow, &[]);
@@ -125,17 +123,12 @@ impl GLower<'_, '_> {
             };
             self.b.ins().store(guest(), y, p, 16 * k as i32);
         }
-        let margs: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
-        self.b.ins().jump(join, &margs);
+        self.b.ins().jump(join, &[]);
         self.b.switch_to_block(slow);
-        let mask = self.cold(|this| {
-            this.call_chunk_helper(inst, wj_gang_access as *const ())?;
-            Ok(this.chunk()?.mask.clone())
-        })?;
-        let margs: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
-        self.b.ins().jump(join, &margs);
+        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
-        self.set_mask(mparams)
+        Ok(())
     }
 
     /// Whether the chunk's addresses are `a0 + 4k` for every lane k, aligned,
@@ -254,7 +247,6 @@ impl GLower<'_, '_> {
         let params: Gv = (0..self.vecs(ty))
             .map(|_| self.b.append_block_param(join, vt))
             .collect();
-        let mparams = self.mask_params(join);
         self.b.set_cold_block(slow);
         self.b.ins().brif(fits, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
@@ -284,24 +276,17 @@ impl GLower<'_, '_> {
         } else {
             self.b.ins().splat(vt, x)
         };
-        let mask = self.chunk()?.mask.clone();
-        let mut args: Vec<ir::BlockArg> = (0..self.vecs(ty)).map(|_| x.into()).collect();
-        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        let args: Vec<ir::BlockArg> = (0..self.vecs(ty)).map(|_| x.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        let (out, mask) = self.cold(|this| {
-            let out = this.call_chunk_helper(inst, wj_gang_access as *const ())?;
-            Ok((out, this.chunk()?.mask.clone()))
-        })?;
+        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
         let out = out
             .into_iter()
             .next()
             .ok_or(JitError::Malformed("load result"))?;
-        let mut args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
-        args.extend(mask.iter().map(|&m| ir::BlockArg::from(m)));
+        let args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(join);
-        self.set_mask(mparams)?;
         self.def(res, params)
     }
 }

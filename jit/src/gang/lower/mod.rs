@@ -37,12 +37,14 @@ pub(super) type Gv = Vec<ir::Value>;
 /// The host helpers gang code calls (`gang::helpers`).
 #[derive(Copy, Clone)]
 pub(super) enum Helper {
-    /// `(ctx, inst, lane0, bits, buf) -> bad`: `wj_gang_pure`, `wj_gang_access`.
+    /// `(ctx, inst, lane0, mask, buf) -> bad`: `wj_gang_pure`, `wj_gang_access`.
     Chunk,
-    /// `(ctx, lane0, bits, block)`: `wj_gang_watchdog`.
+    /// `(ctx, lane0, mask, block)`: `wj_gang_watchdog`.
     Watchdog,
     /// `(ctx, inst, base, n, pc)`: `wj_gang_wave`.
     Wave,
+    /// `(ctx, seg, run, lane0, mask)`: `wj_gang_redo`.
+    Redo,
 }
 
 /// Scheduler state kept in a stack slot (read where needed rather than held
@@ -63,8 +65,6 @@ pub(super) struct Chunk {
     lane0: ir::Value,
     /// Chunk offset in the wave (i32).
     c: ir::Value,
-    /// The execution mask, one `I32X4` per vector.
-    mask: Gv,
 }
 
 pub(crate) struct GLower<'a, 'b> {
@@ -78,12 +78,31 @@ pub(crate) struct GLower<'a, 'b> {
     ctx: ir::Value,
     state: ir::StackSlot,
     scratch: ir::StackSlot,
-    sigs: [Option<ir::SigRef>; 3],
+    /// The chunk's execution mask, a word per lane (all ones: active): in a
+    /// slot rather than SSA values, so helpers that fault lanes clear them in
+    /// place and no cold path needs a join for the mask.
+    mask_slot: ir::StackSlot,
+    sigs: [Option<ir::SigRef>; 4],
     call_conv: cranelift_codegen::isa::CallConv,
     ch: Option<Chunk>,
     env: HashMap<wj::Value, Gv>,
     /// Splatted constants of the current chunk body, by (bits, wide).
     consts: HashMap<(i64, bool), ir::Value>,
+    /// Per vector of the chunk, the lanes whose run must be redone exactly
+    /// before its terminator (host NaN payloads, flush-before-rounding edges).
+    redo: Vec<Option<ir::Value>>,
+    /// Results of the current run that need no NaN note of their own.
+    unnoted: std::collections::HashSet<wj::Value>,
+    /// The current run writes private memory, so it cannot be redone (a
+    /// private load before the store would read the stored value): float
+    /// results that need the exact rule get it per instruction.
+    no_redo: bool,
+}
+
+/// Stores and atomics other lanes can see (at most one per run).
+fn visible_write(kind: &InstKind) -> bool {
+    matches!(kind, InstKind::Store(a) if matches!(a.space, wj::AddrSpace::Global | wj::AddrSpace::Shared))
+        || matches!(kind, InstKind::Atomic { .. })
 }
 
 /// Lanes per chunk for `g` vectors.
@@ -138,7 +157,13 @@ impl<'a, 'b> GLower<'a, 'b> {
             scratch_bytes(g),
             4,
         ));
+        let mask_slot = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (chunk_lanes(g) * 4) as u32,
+            4,
+        ));
         let mut lw = GLower {
+            mask_slot,
             b,
             kernel,
             plan,
@@ -147,11 +172,14 @@ impl<'a, 'b> GLower<'a, 'b> {
             ctx,
             state,
             scratch,
-            sigs: [None; 3],
+            sigs: [None; 4],
             call_conv: cfg.default_call_conv,
             ch: None,
             env: HashMap::new(),
             consts: HashMap::new(),
+            redo: vec![None; g],
+            unnoted: Default::default(),
+            no_redo: false,
         };
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -224,9 +252,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         use types::{I32, I64};
         let params: &[ir::Type] = match h {
-            Helper::Chunk => &[I64, I32, I32, I32, I64],
-            Helper::Watchdog => &[I64, I32, I32, I32],
+            Helper::Chunk => &[I64, I32, I32, I64, I64],
+            Helper::Watchdog => &[I64, I32, I64, I32],
             Helper::Wave => &[I64, I32, I32, I32, I32],
+            Helper::Redo => &[I64, I32, I32, I32, I64],
         };
         let mut sig = Signature::new(self.call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -487,7 +516,7 @@ impl<'a, 'b> GLower<'a, 'b> {
     fn park(&mut self) -> Result<(), JitError> {
         self.chunk_loop(|this| {
             let lane0 = this.chunk()?.lane0;
-            let mask = this.chunk()?.mask.clone();
+            let mask = this.mask();
             let pcs = this.ctx_load(types::I64, off::PC);
             let bit = this.splat(i64::from(PARKED), false);
             for (k, &m) in mask.iter().enumerate() {
@@ -523,23 +552,22 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(work);
         self.consts.clear();
         self.env.clear();
+        self.redo = vec![None; self.g];
         let base = self.st_load(St::Base);
         let lane0 = self.b.ins().iadd(base, c);
         let lane0 = self.b.ins().uextend(types::I64, lane0);
-        self.ch = Some(Chunk {
-            lane0,
-            c,
-            mask: Vec::new(),
-        });
+        self.ch = Some(Chunk { lane0, c });
         let mask = self.current_mask()?;
         let mut any = mask[0];
-        for &m in &mask[1..] {
-            any = self.b.ins().bor(any, m);
+        for (k, &m) in mask.iter().enumerate() {
+            self.b
+                .ins()
+                .stack_store(types::I64, m, self.mask_slot, 16 * k as i32);
+            if k > 0 {
+                any = self.b.ins().bor(any, m);
+            }
         }
         let any = self.b.ins().vany_true(any);
-        if let Some(ch) = self.ch.as_mut() {
-            ch.mask = mask;
-        }
         self.b.ins().brif(any, go, &[], latch, &[]);
         self.b.switch_to_block(go);
         body(self)?;
@@ -576,39 +604,20 @@ impl<'a, 'b> GLower<'a, 'b> {
         Ok(mask)
     }
 
-    /// Sets the mask after lanes may have faulted (in a cold block): the mask
-    /// is read again from the pc array, joined through `join`'s parameters.
-    fn mask_params(&mut self, join: ir::Block) -> Gv {
+    /// The current chunk's execution mask.
+    fn mask(&mut self) -> Gv {
         (0..self.g)
-            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .map(|k| {
+                self.b
+                    .ins()
+                    .stack_load(types::I64, types::I32X4, self.mask_slot, 16 * k as i32)
+            })
             .collect()
     }
 
-    fn set_mask(&mut self, mask: Gv) -> Result<(), JitError> {
-        self.ch
-            .as_mut()
-            .ok_or(JitError::Malformed("no chunk being emitted"))?
-            .mask = mask;
-        Ok(())
-    }
-
-    /// The mask as one bit per lane of the chunk (bit k: lane k).
-    fn mask_bits(&mut self) -> Result<ir::Value, JitError> {
-        let mask = self.chunk()?.mask.clone();
-        let mut bits = None;
-        for (k, &m) in mask.iter().enumerate() {
-            let b = self.b.ins().vhigh_bits(types::I32, m);
-            let b = if k == 0 {
-                b
-            } else {
-                self.b.ins().ishl_imm_s(b, 4 * k as i64)
-            };
-            bits = Some(match bits {
-                None => b,
-                Some(acc) => self.b.ins().bor(acc, b),
-            });
-        }
-        bits.ok_or(JitError::Malformed("empty chunk"))
+    /// Address of the mask, for helpers.
+    fn mask_ptr(&mut self) -> ir::Value {
+        self.b.ins().stack_addr(types::I64, self.mask_slot, 0)
     }
 
     /// The mask widened to `I64X2` lanes (for 64-bit values).
@@ -627,27 +636,168 @@ impl<'a, 'b> GLower<'a, 'b> {
         let last = seg.runs.len().saturating_sub(1);
         for (r, run) in seg.runs.iter().enumerate() {
             let end_pc = if r == last { seg.next_pc } else { None };
-            self.chunk_loop(|this| this.run(seg.block, run, end_pc))?;
+            self.unnoted = self.unnoted_results(seg.block, run);
+            self.chunk_loop(|this| this.run(k, r, seg.block, run, end_pc))?;
         }
         Ok(())
     }
 
-    /// One run for the current chunk.
-    fn run(&mut self, block: wj::Block, run: &Run, end_pc: Option<u32>) -> Result<(), JitError> {
+    /// The results of `run` whose NaN needs no test: not read by other runs or
+    /// the terminator, and read here only by inline f32 arithmetic (whose
+    /// result is NaN too and tested, or again of this kind).
+    fn unnoted_results(&self, block: wj::Block, run: &Run) -> std::collections::HashSet<wj::Value> {
+        let mut bad = std::collections::HashSet::new();
         for &inst in &run.insts {
-            if is_sync(&self.kernel.insts[inst].kind) {
+            if !inst::propagates_nan(self.kernel, inst) {
+                bad.extend(self.kernel.insts[inst].args.iter().copied());
+            }
+        }
+        if run.term
+            && let Some(t) = &self.kernel.blocks[block].term
+        {
+            bad.extend(t.uses());
+        }
+        run.insts
+            .iter()
+            .flat_map(|&i| self.kernel.insts[i].results.iter().copied())
+            .filter(|v| !self.plan.spill[*v] && !bad.contains(v))
+            .collect()
+    }
+
+    /// One run for the current chunk (run `r` of segment `seg`).
+    fn run(
+        &mut self,
+        seg: usize,
+        r: usize,
+        block: wj::Block,
+        run: &Run,
+        end_pc: Option<u32>,
+    ) -> Result<(), JitError> {
+        self.no_redo = run.insts.iter().any(|&i| {
+            matches!(&self.kernel.insts[i].kind, InstKind::Store(a) if a.space == wj::AddrSpace::Private)
+        });
+        for (i, &inst) in run.insts.iter().enumerate() {
+            let kind = &self.kernel.insts[inst].kind;
+            if is_sync(kind) {
                 return Err(JitError::Malformed("sync instruction inside a segment"));
+            }
+            if i > 0 && visible_write(kind) {
+                // The redo must come before the store, which it cannot repeat.
+                let live = self.kernel.insts[inst].args.clone();
+                self.redo_if_noted(seg, r, i, &live)?;
             }
             if !self.inst(inst)? {
                 // A trap: the chunk's lanes are done with the run.
                 return Ok(());
             }
         }
+        let live = match &self.kernel.blocks[block].term {
+            Some(t) if run.term => t.uses(),
+            _ => Vec::new(),
+        };
+        self.redo_if_noted(seg, r, run.insts.len(), &live)?;
         if run.term {
             self.terminator(block)?;
         } else if let Some(pc) = end_pc {
             let target = self.splat(i64::from(pc), false);
             self.set_pcs(|_, _| Ok(target))?;
+        }
+        Ok(())
+    }
+
+    /// When an active lane noted a result the host may have computed
+    /// differently (see `inst`), the helper redoes the run's instructions
+    /// before `stop` for the chunk's active lanes with the interpreter's
+    /// semantics, writing every result to the slab; the values `used` after
+    /// this point are then read from there.
+    fn redo_if_noted(
+        &mut self,
+        seg: usize,
+        r: usize,
+        stop: usize,
+        used: &[wj::Value],
+    ) -> Result<(), JitError> {
+        let redo = std::mem::replace(&mut self.redo, vec![None; self.g]);
+        let mask = self.mask();
+        let mut any = None;
+        for (e, &m) in redo.iter().zip(&mask) {
+            let Some(e) = *e else { continue };
+            let e = self.b.ins().band(e, m);
+            any = Some(match any {
+                None => e,
+                Some(a) => self.b.ins().bor(a, e),
+            });
+        }
+        let Some(any) = any else {
+            return Ok(());
+        };
+        let any = self.b.ins().vany_true(any);
+        // The values used after this point that this run computed.
+        let mut live: Vec<wj::Value> = Vec::new();
+        for &v in used {
+            if self.env.contains_key(&v) && !live.contains(&v) {
+                live.push(v);
+            }
+        }
+        let cold = self.b.create_block();
+        let join = self.b.create_block();
+        let mut fast: Vec<ir::BlockArg> = Vec::new();
+        let mut params: Vec<Gv> = Vec::new();
+        for &v in &live {
+            let g = self.env[&v].clone();
+            let ty = self.kernel.value_type(v);
+            let vt = if ty == Type::I1 || !wide(ty) {
+                types::I32X4
+            } else {
+                types::I64X2
+            };
+            let mut p = Vec::with_capacity(g.len());
+            for &x in &g {
+                let x = if vt == types::I64X2 {
+                    self.i64x2_of(x)
+                } else {
+                    self.i32x4_of(x)
+                };
+                fast.push(x.into());
+                p.push(self.b.append_block_param(join, vt));
+            }
+            params.push(p);
+        }
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(any, cold, &[], join, &fast);
+        self.b.switch_to_block(cold);
+        let slow = self.cold(|this| {
+            let bits = this.mask_ptr();
+            let lane0 = this.chunk()?.lane0;
+            let lane0 = this.b.ins().ireduce(types::I32, lane0);
+            let seg = this.iconst(types::I32, seg as i64);
+            // Run and stop index in one word (a run has far fewer than 2^16).
+            let r = this.iconst(types::I32, ((r as i64) << 16) | stop as i64);
+            let f = this.iconst(types::I64, super::helpers::wj_gang_redo as *const () as i64);
+            let sig = this.sig(Helper::Redo);
+            this.b
+                .ins()
+                .call_indirect(sig, f, &[this.ctx, seg, r, lane0, bits]);
+            let mut slow: Vec<ir::BlockArg> = Vec::new();
+            for &v in &live {
+                this.env.remove(&v);
+                let g = this.val(v)?;
+                let ty = this.kernel.value_type(v);
+                for x in g {
+                    let x = if ty != Type::I1 && wide(ty) {
+                        this.i64x2_of(x)
+                    } else {
+                        this.i32x4_of(x)
+                    };
+                    slow.push(x.into());
+                }
+            }
+            Ok(slow)
+        })?;
+        self.b.ins().jump(join, &slow);
+        self.b.switch_to_block(join);
+        for (&v, p) in live.iter().zip(params) {
+            self.env.insert(v, p);
         }
         Ok(())
     }
@@ -659,7 +809,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         mut f: impl FnMut(&mut Self, usize) -> Result<ir::Value, JitError>,
     ) -> Result<(), JitError> {
         let lane0 = self.chunk()?.lane0;
-        let mask = self.chunk()?.mask.clone();
+        let mask = self.mask();
         let pcs = self.ctx_load(types::I64, off::PC);
         for (k, &m) in mask.iter().enumerate() {
             let new = f(self, k)?;
@@ -729,7 +879,7 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// (active lanes only) when other runs read it.
     fn def(&mut self, v: wj::Value, g: Gv) -> Result<(), JitError> {
         if self.plan.spill[v] {
-            let mask = self.chunk()?.mask.clone();
+            let mask = self.mask();
             self.write_slab(v, &g, &mask)?;
         }
         self.env.insert(v, g);
@@ -812,7 +962,7 @@ impl<'a, 'b> GLower<'a, 'b> {
 
     /// Calls a chunk helper (`wj_gang_pure` / `wj_gang_access`) for `inst`
     /// with its arguments in scratch and returns its results; lanes that
-    /// fault drop out of the mask.
+    /// fault drop out of the mask (the helper clears them).
     fn call_chunk_helper(
         &mut self,
         inst: wj::Inst,
@@ -830,19 +980,16 @@ impl<'a, 'b> GLower<'a, 'b> {
             let ty = self.kernel.value_type(a);
             self.to_scratch(j, ty, &g);
         }
-        let bits = self.mask_bits()?;
+        let mask = self.mask_ptr();
         let lane0 = self.chunk()?.lane0;
         let lane0 = self.b.ins().ireduce(types::I32, lane0);
         let code = self.iconst(types::I32, i64::from(inst.as_u32()));
         let buf = self.scratch_at(0);
         let f = self.iconst(types::I64, helper as i64);
         let sig = self.sig(Helper::Chunk);
-        let call = self
-            .b
+        self.b
             .ins()
-            .call_indirect(sig, f, &[self.ctx, code, lane0, bits, buf]);
-        let bad = self.b.inst_results(call)[0];
-        self.refresh_mask_if(bad)?;
+            .call_indirect(sig, f, &[self.ctx, code, lane0, mask, buf]);
         let mut out = Vec::with_capacity(results.len());
         for (r, &v) in results.iter().enumerate() {
             let ty = self.kernel.value_type(v);
@@ -859,22 +1006,5 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.env = env;
         self.consts = consts;
         r
-    }
-
-    /// When `bad` (i32) is nonzero, some lanes faulted: the mask is read again.
-    fn refresh_mask_if(&mut self, bad: ir::Value) -> Result<(), JitError> {
-        let cold = self.b.create_block();
-        let join = self.b.create_block();
-        self.b.set_cold_block(cold);
-        let mask = self.chunk()?.mask.clone();
-        let params = self.mask_params(join);
-        let args: Vec<ir::BlockArg> = mask.iter().map(|&m| m.into()).collect();
-        self.b.ins().brif(bad, cold, &[], join, &args);
-        self.b.switch_to_block(cold);
-        let fresh = self.cold(|this| this.current_mask())?;
-        let args: Vec<ir::BlockArg> = fresh.iter().map(|&m| m.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(join);
-        self.set_mask(params)
     }
 }

@@ -16,7 +16,7 @@ impl GLower<'_, '_> {
             .term
             .clone()
             .ok_or(JitError::Malformed("block without terminator"))?;
-        let mask = self.chunk()?.mask.clone();
+        let mask = self.mask();
         // (edge mask, call) of every edge.
         let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
         match &term {
@@ -129,7 +129,7 @@ impl GLower<'_, '_> {
     /// their edge's block.
     fn count_steps(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
         let lane0 = self.chunk()?.lane0;
-        let mask = self.chunk()?.mask.clone();
+        let mask = self.mask();
         let steps = self.ctx_load(types::I64, off::STEPS);
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
         let limit = self.b.ins().splat(types::I32X4, limit);
@@ -165,10 +165,15 @@ impl GLower<'_, '_> {
                     .zip(&over)
                     .map(|(&m, &o)| this.b.ins().band(m, o))
                     .collect();
-                let saved = this.chunk()?.mask.clone();
-                this.set_mask(hit)?;
-                let bits = this.mask_bits()?;
-                this.set_mask(saved)?;
+                let bits = this.scratch_at(0);
+                for (k, &h) in hit.iter().enumerate() {
+                    this.b.ins().store(
+                        cranelift_codegen::ir::MemFlagsData::trusted(),
+                        h,
+                        bits,
+                        16 * k as i32,
+                    );
+                }
                 let lane0 = this.b.ins().ireduce(types::I32, lane0);
                 let blk = this.iconst(types::I32, i64::from(call.block.as_u32()));
                 let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
