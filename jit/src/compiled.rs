@@ -109,21 +109,20 @@ impl Compiled {
             }
         }
         let code = std::sync::OnceLock::new();
-        let gang = match core {
-            crate::Core::Gang => Some(crate::gang::compile(
+        let gang = if core.gang_at(tier) {
+            Some(crate::gang::compile(
                 kernel,
                 &gang_plan,
                 lanes,
                 crate::gang::vectors_for(tier),
                 tier,
-            )?),
-            crate::Core::Lanes => {
-                let _ = code.set(compile(kernel, &plan, lanes, tier).map_err(|e| e.to_string()));
-                if let Some(Err(e)) = code.get() {
-                    return Err(JitError::Cranelift(e.clone()));
-                }
-                None
+            )?)
+        } else {
+            let _ = code.set(compile(kernel, &plan, lanes, tier).map_err(|e| e.to_string()));
+            if let Some(Err(e)) = code.get() {
+                return Err(JitError::Cranelift(e.clone()));
             }
+            None
         };
         let seg_of_pc = plan
             .kinds

@@ -73,25 +73,42 @@ pub enum Tier {
     Optimized = 1,
 }
 
-/// Which execution core compiled kernels run on. Both give the interpreter's
-/// bits, faults included.
+/// Which execution core compiled kernels run on. Every choice gives the
+/// interpreter's bits, faults included.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Core {
+    /// The lane core at [`Tier::Baseline`] (it compiles in a fraction of the
+    /// time, which is what small dispatches wait for) and the gang core at
+    /// [`Tier::Optimized`] (kernels that have run enough lanes, and large
+    /// dispatches at once): the default.
+    Tiered,
     /// Lanes in gangs of vector registers with the scheduler inside the
-    /// compiled code ([`gang`]): the default.
+    /// compiled code (`gang`) at both tiers: 4-lane chunks at the baseline,
+    /// 16-lane chunks optimized.
     Gang,
-    /// Lane by lane with a scheduler in Rust (the first core; kept for
-    /// comparison and for dispatches the gang core does not take, such as step
-    /// limits beyond 32-bit counters).
+    /// Lane by lane with a scheduler in Rust at both tiers (also what runs
+    /// dispatches the gang core does not take: step limits beyond its 32-bit
+    /// counters).
     Lanes,
 }
 
 impl Core {
-    /// The core `WAVEJIT_CORE` names (`gang` or `lanes`), else [`Core::Gang`].
+    /// The core `WAVEJIT_CORE` names (`tiered`, `gang` or `lanes`), else
+    /// [`Core::Tiered`].
     pub fn from_env() -> Core {
         match std::env::var("WAVEJIT_CORE").as_deref() {
             Ok("lanes") => Core::Lanes,
-            _ => Core::Gang,
+            Ok("gang") => Core::Gang,
+            _ => Core::Tiered,
+        }
+    }
+
+    /// Whether code at `tier` runs on the gang core.
+    pub fn gang_at(self, tier: Tier) -> bool {
+        match self {
+            Core::Tiered => tier == Tier::Optimized,
+            Core::Gang => true,
+            Core::Lanes => false,
         }
     }
 }

@@ -122,16 +122,17 @@ pub fn run_on(
 
 /// JIT configurations every comparison runs: both cores, batch widths,
 /// thread counts and vector thresholds of the lane core (0: scalar only; 1:
-/// every vectorizable stretch). The gang core's chunk width follows the tier
-/// (4 lanes at the baseline, 16 optimized), and the tiers alternate.
+/// every vectorizable stretch). The tiers alternate: the gang core's chunk
+/// width follows the tier (4 lanes at the baseline, 16 optimized), and the
+/// tiered core runs the gang core optimized.
 pub fn jit_configs() -> Vec<JitConfig> {
-    use wavejit_jit::Core::{Gang, Lanes};
+    use wavejit_jit::Core::{Gang, Lanes, Tiered};
     [
         (Gang, 1, 1, 0),
         (Gang, 8, 2, 1),
         (Gang, 64, 3, 8),
         (Gang, 256, 1, 1),
-        (Lanes, 8, 2, 1),
+        (Tiered, 8, 2, 1),
         (Lanes, 64, 1, 8),
     ]
     .into_iter()

@@ -682,8 +682,17 @@ impl<'a, 'b> GLower<'a, 'b> {
                 return Err(JitError::Malformed("sync instruction inside a segment"));
             }
             if i > 0 && visible_write(kind) {
-                // The redo must come before the store, which it cannot repeat.
-                let live = self.kernel.insts[inst].args.clone();
+                // The redo must come before the store, which it cannot repeat;
+                // what the rest of the run and the terminator read is live.
+                let mut live: Vec<wj::Value> = run.insts[i..]
+                    .iter()
+                    .flat_map(|&j| self.kernel.insts[j].args.iter().copied())
+                    .collect();
+                if run.term
+                    && let Some(t) = &self.kernel.blocks[block].term
+                {
+                    live.extend(t.uses());
+                }
                 self.redo_if_noted(seg, r, i, &live)?;
             }
             if !self.inst(inst)? {
