@@ -1,0 +1,266 @@
+//! Named cases for the paths of the gang core (`Core::Gang` and the optimized
+//! tier of `Core::Tiered`): partial chunks, vector and lane-by-lane memory
+//! access in one kernel, faults of some lanes of a chunk, barriers in loops,
+//! divergence inside uniform loops, and the exact redo of a run. Every case
+//! runs on the interpreter and every JIT configuration (`support::compare`)
+//! and checks the values it must produce.
+
+mod support;
+
+use support::{BUF, compare};
+use wavejit_ir::{Dispatch, FaultKind, Kernel};
+
+fn parse(text: &str) -> Kernel {
+    match wavejit_ir::text::parse(text) {
+        Ok(k) => k,
+        Err(e) => panic!("test kernel does not parse: {e}"),
+    }
+}
+
+fn u32s(m: &[u8]) -> Vec<u32> {
+    m.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The global id as i32 (v3) and the byte address BUF + 4 * id (v6).
+const PROLOGUE: &str = "  v0 = local_index
+  v1 = workgroup_id.x
+  v2 = workgroup_size.x
+  v10 = imul.i32 v1, v2
+  v3 = iadd.i32 v10, v0
+  v4 = zext.i32.i64 v3
+  v11 = const.i64 2
+  v5 = shl.i64 v4, v11
+  v12 = const.i64 0x10000000
+  v6 = iadd.i64 v12, v5
+";
+
+/// A NaN made by the host before a store of the same run and read after it:
+/// the run is redone before the store, and the value read after it is the
+/// interpreter's default NaN (0x7fc00000), not the host's (0xffc00000).
+#[test]
+fn nan_made_before_a_store_and_read_after_it_is_the_interpreters() {
+    let k = parse(&format!(
+        "kernel @nan_across_store shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.f32 inf
+  v21 = const.f32 0.0
+  v22 = const.f32 1.0
+  v23 = fmul.f32 v20, v21
+  v24 = fadd.f32 v23, v22
+  v25 = const.i32 7
+  store.global.i32 v6, v25
+  v26 = bitcast.f32.i32 v24
+  v27 = const.i64 256
+  v28 = iadd.i64 v6, v27
+  store.global.i32 v28, v26
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([2, 1, 1], [20, 1, 1]);
+    let out = compare(&k, &d, &[0; 512], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    assert!(got[..40].iter().all(|&v| v == 7), "{:x?}", &got[..40]);
+    assert!(
+        got[64..104].iter().all(|&v| v == 0x7fc0_0000),
+        "{:x?}",
+        &got[64..104]
+    );
+}
+
+/// Contiguous loads and stores (vector path) next to a scattered load (lane
+/// by lane) in workgroups of 20 lanes and waves of 8: every chunk but some is
+/// partial. out[i] = in[i] + in[(7 * i) % 40].
+#[test]
+fn contiguous_and_scattered_accesses_in_partial_chunks() {
+    let k = parse(&format!(
+        "kernel @mixed shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v20, v5
+  v22 = load.global.i32 v21
+  v23 = const.i32 7
+  v24 = imul.i32 v3, v23
+  v25 = const.i32 40
+  v26 = urem.i32 v24, v25
+  v27 = zext.i32.i64 v26
+  v28 = shl.i64 v27, v11
+  v29 = iadd.i64 v20, v28
+  v30 = load.global.i32 v29
+  v31 = iadd.i32 v22, v30
+  store.global.i32 v6, v31
+  exit
+}}
+"
+    ));
+    let mut d = Dispatch::new([2, 1, 1], [20, 1, 1]);
+    d.wave_size = 8;
+    let input: Vec<u8> = (0..40u32)
+        .flat_map(|i| (i * 1000 + 3).to_le_bytes())
+        .collect();
+    let out = compare(&k, &d, &[0; 160], &input);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got.iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(v, (i * 1000 + 3) + ((7 * i) % 40 * 1000 + 3), "lane {i}");
+    }
+}
+
+/// Lanes with local index >= 13 of a 24-lane workgroup read past the end of
+/// the buffer: the fault is lane 13's (the lowest), inside the first 16-lane
+/// chunk, and the other lanes' stores happened.
+#[test]
+fn a_fault_of_some_lanes_of_a_chunk_is_the_lowest_lanes() {
+    let k = parse(&format!(
+        "kernel @straddle shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 13
+  v21 = icmp.uge.i32 v0, v20
+  br v21, block1, block2
+
+block1:
+  v22 = const.i64 0x1000
+  v23 = iadd.i64 v6, v22
+  v24 = load.global.i32 v23
+  store.global.i32 v6, v24
+  exit
+
+block2:
+  store.global.i32 v6, v3
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([1, 1, 1], [24, 1, 1]);
+    let out = compare(&k, &d, &[0; 128], &[]);
+    let fault = out.fault.expect("lanes 13.. read out of bounds");
+    assert_eq!(fault.lane.local, [13, 0, 0]);
+    match fault.kind {
+        FaultKind::Memory { addr, write, .. } => {
+            assert_eq!(addr, BUF + 13 * 4 + 0x1000);
+            assert!(!write);
+        }
+        other => panic!("unexpected fault {other:?}"),
+    }
+}
+
+/// A tree reduction in shared memory with a barrier per level inside a loop
+/// (64-lane workgroups, waves of 32): sums[g] = sum of its 64 inputs.
+#[test]
+fn shared_tree_reduction_with_a_barrier_per_level() {
+    let k = parse(&format!(
+        "kernel @reduce shared 256 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v20, v5
+  v22 = load.global.i32 v21
+  v23 = const.i32 2
+  v24 = shl.i32 v0, v23
+  store.shared.i32 v24, v22
+  v25 = const.i32 32
+  jump block1(v25)
+
+block1(v30: i32):
+  barrier
+  v31 = icmp.ult.i32 v0, v30
+  br v31, block2, block3
+
+block2:
+  v32 = iadd.i32 v0, v30
+  v33 = shl.i32 v32, v23
+  v34 = load.shared.i32 v24
+  v35 = load.shared.i32 v33
+  v36 = iadd.i32 v34, v35
+  store.shared.i32 v24, v36
+  jump block3
+
+block3:
+  v40 = const.i32 1
+  v41 = ushr.i32 v30, v40
+  v42 = const.i32 0
+  v43 = icmp.ne.i32 v41, v42
+  br v43, block1(v41), block4
+
+block4:
+  v44 = icmp.eq.i32 v0, v42
+  br v44, block5, block6
+
+block5:
+  barrier
+  v45 = load.shared.i32 v42
+  v46 = zext.i32.i64 v1
+  v47 = shl.i64 v46, v11
+  v48 = iadd.i64 v12, v47
+  store.global.i32 v48, v45
+  exit
+
+block6:
+  barrier
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([3, 1, 1], [64, 1, 1]);
+    let input: Vec<u8> = (0..192u32)
+        .flat_map(|i| (i * 3 + 1).to_le_bytes())
+        .collect();
+    let out = compare(&k, &d, &[0; 16], &input);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for g in 0..3u32 {
+        let want: u32 = (g * 64..g * 64 + 64).map(|i| i * 3 + 1).sum();
+        assert_eq!(got[g as usize], want, "workgroup {g}");
+    }
+}
+
+/// A loop with a uniform trip count (5) and an if/else on lane parity inside:
+/// odd lanes add 3, even lanes add 2 per iteration.
+#[test]
+fn divergent_branch_inside_a_uniform_loop() {
+    let k = parse(&format!(
+        "kernel @uniform_loop shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 0
+  jump block1(v20, v3)
+
+block1(v21: i32, v22: i32):
+  v23 = const.i32 1
+  v24 = and.i32 v3, v23
+  v25 = icmp.ne.i32 v24, v20
+  br v25, block2, block3
+
+block2:
+  v26 = const.i32 3
+  v27 = iadd.i32 v22, v26
+  jump block4(v27)
+
+block3:
+  v28 = const.i32 2
+  v29 = iadd.i32 v22, v28
+  jump block4(v29)
+
+block4(v30: i32):
+  v31 = iadd.i32 v21, v23
+  v32 = const.i32 5
+  v33 = icmp.ult.i32 v31, v32
+  br v33, block1(v31, v30), block5
+
+block5:
+  store.global.i32 v6, v30
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([2, 1, 1], [21, 1, 1]);
+    let out = compare(&k, &d, &[0; 168], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got.iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(v, i + if i % 2 == 1 { 15 } else { 10 }, "lane {i}");
+    }
+}
