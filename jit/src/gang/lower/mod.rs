@@ -414,14 +414,17 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
     }
 
-    /// Lanes `c + 4k .. c + 4k + 4` of the wave that exist (`< n`), as a mask.
-    fn valid(&mut self, c: ir::Value, n: ir::Value, k: usize) -> ir::Value {
-        let iota = self.vconst_i32([0, 1, 2, 3]);
-        let ck = self.b.ins().iadd_imm_s(c, 4 * k as i64);
-        let ck = self.b.ins().splat(types::I32X4, ck);
-        let idx = self.b.ins().iadd(iota, ck);
-        let nv = self.b.ins().splat(types::I32X4, n);
-        self.b.ins().icmp(CC::UnsignedLessThan, idx, nv)
+    /// The lanes left in the wave from chunk offset `c` (`n - c`, splatted).
+    fn lanes_left(&mut self, c: ir::Value, n: ir::Value) -> ir::Value {
+        let rem = self.b.ins().isub(n, c);
+        self.b.ins().splat(types::I32X4, rem)
+    }
+
+    /// Lanes `4k .. 4k + 4` of the chunk that exist (below `left`), as a mask.
+    fn valid(&mut self, left: ir::Value, k: usize) -> ir::Value {
+        let k = 4 * k as u32;
+        let iota = self.vconst_i32([k, k + 1, k + 2, k + 3]);
+        self.b.ins().icmp(CC::UnsignedLessThan, iota, left)
     }
 
     /// The lowest pc of the current wave's lanes (parked and dead lanes
@@ -449,10 +452,11 @@ impl<'a, 'b> GLower<'a, 'b> {
         let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
         let dead_v = self.b.ins().splat(types::I32X4, dead);
         let mut m = acc;
+        let left = self.lanes_left(c, n);
         for k in 0..self.g {
             let p = self.lane_ptr(pcs, lane0, k);
             let x = self.b.ins().load(types::I32X4, guest(), p, 0);
-            let v = self.valid(c, n, k);
+            let v = self.valid(left, k);
             let x = self.b.ins().bitselect(v, x, dead_v);
             m = self.b.ins().umin(m, x);
         }
@@ -594,11 +598,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         let pcv = self.b.ins().splat(types::I32X4, pc);
         let n = self.st_load(St::N);
         let mut mask = Vec::with_capacity(self.g);
+        let left = self.lanes_left(c, n);
         for k in 0..self.g {
             let p = self.lane_ptr(pcs, lane0, k);
             let x = self.b.ins().load(types::I32X4, guest(), p, 0);
             let at = self.b.ins().icmp(CC::Equal, x, pcv);
-            let v = self.valid(c, n, k);
+            let v = self.valid(left, k);
             mask.push(self.b.ins().band(at, v));
         }
         Ok(mask)
