@@ -264,3 +264,43 @@ block5:
         assert_eq!(v, i + if i % 2 == 1 { 15 } else { 10 }, "lane {i}");
     }
 }
+
+/// A run that computes again (rather than reloads) two operands of a store,
+/// both through the pure helper (64-bit multiply, i8 extension): the second
+/// must not overwrite the first in the helpers' scratch buffer.
+#[test]
+fn operands_computed_again_by_helpers_keep_each_other() {
+    let k = parse(
+        "kernel @recompute shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = zext.i32.i64 v0
+  v2 = const.i64 16
+  v3 = imul.i64 v1, v2
+  v4 = const.i64 0x10000000
+  v5 = iadd.i64 v4, v3
+  v6 = trunc.i32.i8 v0
+  v7 = const.i8 3
+  v8 = iadd.i8 v6, v7
+  v9 = zext.i8.i64 v8
+  store.global.i64 v5, v9
+  v10 = const.i64 8
+  v11 = iadd.i64 v5, v10
+  store.global.i64 v11, v9
+  exit
+}
+",
+    );
+    let d = Dispatch::new([1, 1, 1], [20, 1, 1]);
+    let out = compare(&k, &d, &[0; 320], &[]);
+    assert_eq!(out.fault, None);
+    let words: Vec<u64> = out
+        .memory
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    for lane in 0..20u64 {
+        assert_eq!(words[2 * lane as usize], lane + 3, "lane {lane}");
+        assert_eq!(words[2 * lane as usize + 1], lane + 3, "lane {lane}");
+    }
+}

@@ -15,7 +15,7 @@ mod inst;
 mod mem;
 mod term;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{
     self, AbiParam, ConstantData, InstBuilder, MemFlagsData, Signature, StackSlotData,
@@ -97,6 +97,86 @@ pub(crate) struct GLower<'a, 'b> {
     /// private load before the store would read the stored value): float
     /// results that need the exact rule get it per instruction.
     no_redo: bool,
+    /// Integer values computed from builtins, constants and uniform loads
+    /// only: a run that reads one computed elsewhere computes it again (a few
+    /// vector ops) instead of loading it from the slab.
+    remat: HashSet<wj::Value>,
+    /// Values helpers read from the slab (operands of cross-lane
+    /// instructions, and of runs a redo may repeat): always written there.
+    slab_read: HashSet<wj::Value>,
+    /// Emitting a recomputation (its results stay out of the slab).
+    rematerializing: bool,
+}
+
+/// Integer values that can be computed again anywhere from builtins,
+/// constants and uniform loads at constant offsets (see `GLower::remat`).
+fn rematerializable(kernel: &Kernel) -> HashSet<wj::Value> {
+    let int = |v: &wj::Value| !kernel.value_type(*v).is_float();
+    let mut set: HashSet<wj::Value> = HashSet::new();
+    loop {
+        let before = set.len();
+        for data in kernel.insts.values() {
+            let [res] = data.results[..] else { continue };
+            if set.contains(&res) || !int(&res) {
+                continue;
+            }
+            let args_ok = data
+                .args
+                .iter()
+                .all(|a| set.contains(a) || crate::plan::const_bits(kernel, *a).is_some());
+            let kind_ok = match &data.kind {
+                InstKind::Const { .. } | InstKind::Builtin(_) => true,
+                InstKind::Load(a) => {
+                    a.space == wj::AddrSpace::Uniform
+                        && data
+                            .args
+                            .first()
+                            .is_some_and(|&v| crate::plan::const_bits(kernel, v).is_some())
+                }
+                InstKind::IBinary(_)
+                | InstKind::IUnary(_)
+                | InstKind::Icmp(_)
+                | InstKind::Select
+                | InstKind::Cast { .. } => data.args.iter().all(int),
+                _ => false,
+            };
+            if kind_ok && args_ok {
+                set.insert(res);
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Values the helpers read from the slab: operands of cross-lane
+/// instructions, and every operand of a run with float arithmetic (a redo of
+/// the run reads its operands from the slab).
+fn slab_readers(kernel: &Kernel, plan: &Plan) -> HashSet<wj::Value> {
+    let mut set = HashSet::new();
+    for data in kernel.insts.values() {
+        if data.kind.is_cross_lane() {
+            set.extend(data.args.iter().copied());
+        }
+    }
+    for seg in &plan.segments {
+        for run in &seg.runs {
+            let floats = run.insts.iter().any(|&i| {
+                let d = &kernel.insts[i];
+                d.args
+                    .iter()
+                    .chain(&d.results)
+                    .any(|v| kernel.value_type(*v).is_float())
+            });
+            if floats {
+                for &i in &run.insts {
+                    set.extend(kernel.insts[i].args.iter().copied());
+                }
+            }
+        }
+    }
+    set
 }
 
 /// Stores and atomics other lanes can see (at most one per run).
@@ -180,6 +260,9 @@ impl<'a, 'b> GLower<'a, 'b> {
             redo: vec![None; g],
             unnoted: Default::default(),
             no_redo: false,
+            remat: rematerializable(kernel),
+            slab_read: slab_readers(kernel, plan),
+            rematerializing: false,
         };
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -865,6 +948,19 @@ impl<'a, 'b> GLower<'a, 'b> {
                 bits as i64
             };
             vec![self.splat(bits, wide(ty)); self.vecs(ty)]
+        } else if self.remat.contains(&v)
+            && let wj::ValueDef::Result { inst, .. } = self.kernel.values[v].def
+        {
+            // Computed again here: a few vector ops instead of a slab read.
+            let outer = std::mem::replace(&mut self.rematerializing, true);
+            let r = self.inst(inst);
+            self.rematerializing = outer;
+            r?;
+            return self
+                .env
+                .get(&v)
+                .cloned()
+                .ok_or(JitError::Malformed("recomputed value"));
         } else {
             let p = self.slab_ptr(v)?;
             let vt = if wide(ty) { types::I64X2 } else { types::I32X4 };
@@ -892,7 +988,8 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Defines IR value `v` for the current chunk, writing it to the slab
     /// (active lanes only) when other runs read it.
     fn def(&mut self, v: wj::Value, g: Gv) -> Result<(), JitError> {
-        if self.plan.spill[v] {
+        let recomputed_elsewhere = self.remat.contains(&v) && !self.slab_read.contains(&v);
+        if self.plan.spill[v] && !self.rematerializing && !recomputed_elsewhere {
             let mask = self.mask();
             self.write_slab(v, &g, &mask)?;
         }
@@ -989,10 +1086,15 @@ impl<'a, 'b> GLower<'a, 'b> {
         {
             return Err(JitError::Malformed("too many operands"));
         }
-        for (j, &a) in args.iter().enumerate() {
-            let g = self.val(a)?;
+        // Every operand first: computing one may call a helper, which uses
+        // the scratch buffer too.
+        let mut gangs = Vec::with_capacity(args.len());
+        for &a in &args {
+            gangs.push(self.val(a)?);
+        }
+        for (j, (&a, g)) in args.iter().zip(&gangs).enumerate() {
             let ty = self.kernel.value_type(a);
-            self.to_scratch(j, ty, &g);
+            self.to_scratch(j, ty, g);
         }
         let mask = self.mask_ptr();
         let lane0 = self.chunk()?.lane0;
