@@ -4,6 +4,7 @@
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory, Kernel, Region};
@@ -120,22 +121,95 @@ pub fn run_on(
     }
 }
 
-/// JIT configurations every comparison runs: batch widths, thread counts and
-/// vector thresholds (0: scalar only; 1: every vectorizable stretch).
+/// JIT configurations every comparison runs: batch widths (1: one workgroup
+/// per batch; 16..1024: gang-sized to many workgroups side by side), thread
+/// counts 1-3, vector thresholds (0: scalar only; 1: every vectorizable
+/// stretch), both tiers (the register allocators differ) and memory with and
+/// without `regions()` (the JIT's inline path or `translate` only).
 pub fn jit_configs() -> Vec<JitConfig> {
-    [(1, 1, 0), (8, 2, 1), (64, 3, 8), (256, 1, 1)]
-        .into_iter()
-        .enumerate()
-        .map(|(k, (batch_lanes, threads, vector_min_ops))| JitConfig {
-            batch_lanes,
-            threads,
-            interp_below: 0,
-            vector_min_ops,
-            parallel_min_work: 0,
-            // Both tiers (the register allocators differ).
-            optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
-        })
-        .collect()
+    [
+        (1, 1, 0),
+        (16, 2, 1),
+        (64, 3, 8),
+        (256, 1, 1),
+        (1024, 2, 16),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(k, (batch_lanes, threads, vector_min_ops))| JitConfig {
+        batch_lanes,
+        threads,
+        interp_below: 0,
+        vector_min_ops,
+        parallel_min_work: 0,
+        optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
+    })
+    .collect()
+}
+
+/// Whether configuration `k` of [`jit_configs`] offers `regions()`.
+pub fn with_regions(k: usize) -> bool {
+    k != 0 && k != 3
+}
+
+/// How many runs [`compare`] has made, and how many of them the JIT reported
+/// as run by the interpreter instead (when it says: see [`fallbacks`]).
+pub static RUNS: AtomicU64 = AtomicU64::new(0);
+pub static FALLBACK_RUNS: AtomicU64 = AtomicU64::new(0);
+/// Runs for which the JIT said how it ran them.
+pub static REPORTED_RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// `Jit::interpreter_fallbacks()` when the JIT has one (the gang core adds it),
+/// else `None`. An inherent method takes precedence over this trait's method
+/// of the same name, so the same call compiles against either core.
+pub fn fallbacks(jit: &Jit) -> Option<u64> {
+    trait Probe {
+        fn interpreter_fallbacks(&self) -> NoCounter;
+    }
+    impl Probe for Jit {
+        fn interpreter_fallbacks(&self) -> NoCounter {
+            NoCounter
+        }
+    }
+    let _ = <Jit as Probe>::interpreter_fallbacks;
+    jit.interpreter_fallbacks().count()
+}
+
+/// The result of a missing counter.
+pub struct NoCounter;
+
+/// Counter types a JIT's `interpreter_fallbacks()` may return.
+pub trait Count {
+    fn count(self) -> Option<u64>;
+}
+impl Count for NoCounter {
+    fn count(self) -> Option<u64> {
+        None
+    }
+}
+impl Count for u64 {
+    fn count(self) -> Option<u64> {
+        Some(self)
+    }
+}
+impl Count for usize {
+    fn count(self) -> Option<u64> {
+        Some(self as u64)
+    }
+}
+impl Count for u32 {
+    fn count(self) -> Option<u64> {
+        Some(u64::from(self))
+    }
+}
+
+/// Which engine path ran a dispatch, for messages.
+fn path(jit: &Jit) -> String {
+    match fallbacks(jit) {
+        Some(0) => "compiled code".into(),
+        Some(n) => format!("{n} interpreter fallback(s)"),
+        None => "unknown (the JIT does not count fallbacks)".into(),
+    }
 }
 
 /// Runs `kernel` on the interpreter and on the JIT in every configuration;
@@ -145,15 +219,26 @@ pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Ou
     let want = run_on(&Interpreter, kernel, dispatch, rw, ro, false);
     for (k, cfg) in jit_configs().into_iter().enumerate() {
         let jit = Jit::new(cfg.clone());
-        let got = run_on(&jit, kernel, dispatch, rw, ro, k % 2 == 0);
+        let got = run_on(&jit, kernel, dispatch, rw, ro, with_regions(k));
+        RUNS.fetch_add(1, Ordering::Relaxed);
+        if let Some(n) = fallbacks(&jit) {
+            REPORTED_RUNS.fetch_add(1, Ordering::Relaxed);
+            FALLBACK_RUNS.fetch_add(u64::from(n > 0), Ordering::Relaxed);
+        }
         if wavejit_ir::verify::verify(kernel).is_ok() {
             assert_eq!(jit.compile_count(), 1, "the JIT did not compile the kernel");
         }
-        assert_eq!(got.fault, want.fault, "fault differs with {cfg:?}");
+        assert_eq!(
+            got.fault,
+            want.fault,
+            "fault differs with {cfg:?} (JIT path: {})",
+            path(&jit)
+        );
         if want.fault.is_none() {
             assert!(
                 got.memory == want.memory,
-                "memory differs with {cfg:?}:\n jit    {:?}\n interp {:?}",
+                "memory differs with {cfg:?} (JIT path: {}):\n jit    {:?}\n interp {:?}",
+                path(&jit),
                 first_diff(&got.memory, &want.memory),
                 first_diff(&want.memory, &got.memory),
             );
