@@ -478,6 +478,50 @@ block0:{GID}
     }
 }
 
+/// 8-byte loads (two i32, aligned to 4) at `end - 4 + 4 * (gid - k)`: lane
+/// `k`'s access starts 4 bytes before the end of the read-only buffer and runs
+/// past it (out of bounds), lanes above `k` start at or past the end
+/// (unmapped). A range test that checks only the start lets lane `k` through.
+#[test]
+fn gang_access_straddling_region_end() {
+    let ro_len = 512u64;
+    for k_lane in [1u64, 7, 16, 21] {
+        let k = parse(
+            &"kernel @straddle shared 0 private 0 {
+block0:{GID}
+  %two = const.i64 2
+  %off = shl.i64 %gid64, %two
+  %ro = const.i64 {EDGE}
+  %src = iadd.i64 %ro, %off
+  %x, %y = load.global.i32x2 %src align 4
+  %buf = const.i64 {BUF}
+  %three = const.i64 3
+  %o8 = shl.i64 %gid64, %three
+  %dst = iadd.i64 %buf, %o8
+  store.global.i32x2 %dst, %y, %x align 4
+  exit
+}"
+            .replace("{EDGE}", &format!("{:#x}", RO + ro_len - 4 * k_lane - 4)),
+        );
+        let ro = pattern(ro_len as usize);
+        let d = dispatch(2, [17, 1, 1], 8);
+        let out = compare(&k, &d, &pattern(8 * 34), &ro);
+        let f = out.fault.expect("the lanes at the end must fault");
+        let g = k_lane as u32;
+        assert_eq!(f.lane, lane(g / 17, [g % 17, 0, 0]));
+        assert_eq!(
+            memory_fault(&f),
+            (
+                AddrSpace::Global,
+                RO + ro_len - 4,
+                8,
+                false,
+                AccessCause::OutOfBounds
+            )
+        );
+    }
+}
+
 /// Lane 9 faults at the first load, lane 3 at the second: the reported fault
 /// is lane 3's (the lowest lane), although it comes later in the program and
 /// lane 9 sits in the same gang.
@@ -620,7 +664,7 @@ block0:{GID}
 
 /// Contiguous (`ro[gid]`), uniform (`ro[5]`) and scattered (`ro[(7 gid) & 63]`)
 /// loads in one kernel, a contiguous store and a permuted store
-/// (`buf2[(5 gid) & 127]`, a bijection).
+/// (`buf2[(5 gid) & 255]`, one writer per slot for up to 256 lanes).
 #[test]
 fn gang_mixed_contiguous_uniform_scattered() {
     let k = parse(
@@ -649,8 +693,8 @@ block0:{GID}
   store.global.i32 %d1, %xyz
   %five = const.i32 5
   %p = imul.i32 %gid, %five
-  %m127 = const.i32 127
-  %p2 = and.i32 %p, %m127
+  %m255 = const.i32 255
+  %p2 = and.i32 %p, %m255
   %p3 = zext.i32.i64 %p2
   %p4 = shl.i64 %p3, %two
   %buf2 = const.i64 0x10000400
@@ -663,7 +707,8 @@ block0:{GID}
     for (groups, wg, wave) in SHAPES {
         let d = dispatch(groups, wg, wave);
         let lanes = (groups * d.lanes_per_workgroup()) as usize;
-        let rw = pattern(0x400 + 4 * 128);
+        assert!(lanes <= 256, "the permuted store needs a slot per lane");
+        let rw = pattern(0x400 + 4 * 256);
         let m = memory_of(compare(&k, &d, &rw, &ro));
         let mut want = rw.clone();
         for g in 0..lanes {
@@ -671,7 +716,7 @@ block0:{GID}
                 .wrapping_add(u32_at(&ro, 5))
                 .wrapping_add(u32_at(&ro, (g * 7) & 63));
             want[4 * g..4 * g + 4].copy_from_slice(&v.to_le_bytes());
-            let p = 0x400 + 4 * ((g * 5) & 127);
+            let p = 0x400 + 4 * ((g * 5) & 255);
             want[p..p + 4].copy_from_slice(&(g as u32).to_le_bytes());
         }
         assert!(m == want, "memory with {wg:?} x {groups}");
