@@ -26,14 +26,14 @@ fn check(c: &kernelgen::Case) {
     compare(&c.kernel, &c.dispatch, &c.rw, &c.ro);
 }
 
-/// Cases per run of each generator. Release: 1,000 + 1,200, each run in the
-/// five configurations of `support::jit_configs` (11,000 JIT runs, about 50 s
-/// on one idle core).
+/// Cases per run of each generator. Release: 1,000 + 2,000, each run in the
+/// five configurations of `support::jit_configs` (15,000 JIT runs; the whole
+/// file takes about 45 s on two shared cores, 41 s of CPU).
 fn cases(gang: bool) -> u32 {
     match (cfg!(debug_assertions), gang) {
         (true, _) => 100,
         (false, false) => 1000,
-        (false, true) => 1200,
+        (false, true) => 2000,
     }
 }
 
@@ -190,6 +190,7 @@ fn gang_generator_covers_new_paths() {
         multi_wg: u32,
         faults: u32,
         mid_gang_fault: u32,
+        watchdog: u32,
         site_fault: u32,
         clean_masked_off: u32,
         barrier_in_cycle: u32,
@@ -234,6 +235,7 @@ fn gang_generator_covers_new_paths() {
                 let [x, y, z] = f.lane.local;
                 // Lower lanes of its gang ran on without faulting.
                 k.mid_gang_fault += u32::from(!(x + sx * (y + sy * z)).is_multiple_of(16));
+                k.watchdog += u32::from(matches!(f.kind, FaultKind::Watchdog { .. }));
                 if let Some((_, site)) = t.fault_sites.iter().find(|s| Some(s.0) == f.inst) {
                     k.site_fault += 1;
                     *sites.entry(*site).or_insert(0u32) += 1;
@@ -260,6 +262,7 @@ fn gang_generator_covers_new_paths() {
             "faults by a lane in the middle of a gang",
         ),
         (k.site_fault, 10, "faults at designed sites"),
+        (k.watchdog, 3, "watchdog faults"),
         (
             k.clean_masked_off,
             5,
@@ -298,6 +301,7 @@ fn gang_generator_covers_new_paths() {
         kernelgen::Site::RoEnd,
         kernelgen::Site::TailEnd,
         kernelgen::Site::SharedEnd,
+        kernelgen::Site::UniformEnd,
     ] {
         let got = sites.get(&site).copied().unwrap_or(0);
         assert!(got >= 4, "{site:?} faulted in {got} of {n} cases");
@@ -1330,5 +1334,47 @@ block0:{GID}
             let sum: u32 = (first..(first + wave).min(n)).sum();
             assert_eq!(u32_at(&m, g), sum, "lane {g} with waves of {wave}");
         }
+    }
+}
+
+/// The watchdog in a per-lane loop: lane `li` enters `li + 3` blocks, so with
+/// a limit of 10 the lowest faulting lane is 8, entering the exit block (lanes
+/// from 9 on fault inside the loop). Lanes of one gang must count their own
+/// blocks.
+#[test]
+fn gang_watchdog_counts_per_lane() {
+    let k = parse(
+        "kernel @dog shared 0 private 0 {
+block0:{GID}
+  jump block1(%zero)
+
+block1(%i: i32):
+  %i1 = iadd.i32 %i, %one
+  %more = icmp.ule.i32 %i1, %li
+  br %more, block1(%i1), block2
+
+block2:
+  %two = const.i64 2
+  %off = shl.i64 %gid64, %two
+  %buf = const.i64 {BUF}
+  %dst = iadd.i64 %buf, %off
+  store.global.i32 %dst, %i1
+  exit
+}",
+    );
+    for (groups, wg, wave) in [(2, [17, 1, 1], 8), (1, [16, 1, 1], 16), (1, [3, 3, 1], 4)] {
+        let mut d = dispatch(groups, wg, wave);
+        d.step_limit = 10;
+        let out = compare(&k, &d, &pattern(4 * 34), &[]);
+        let f = out.fault.expect("lanes from 8 on exceed the step limit");
+        assert_eq!(f.lane, lane(0, [8 % wg[0], 8 / wg[0], 0]), "with {wg:?}");
+        assert_eq!(f.kind, FaultKind::Watchdog { limit: 10 });
+        assert_eq!((f.block, f.inst), (wavejit_ir::Block::from_u32(2), None));
+    }
+    // Below the limit for every lane: the loop's last counter is stored.
+    let d = dispatch(2, [7, 1, 1], 4);
+    let m = memory_of(compare(&k, &d, &pattern(4 * 14), &[]));
+    for g in 0..14 {
+        assert_eq!(u32_at(&m, g) as usize, g % 7 + 1, "lane {g}");
     }
 }

@@ -20,13 +20,15 @@
 //!
 //! Global loads read the read-only buffer anywhere and the writable buffer only
 //! at addresses the loading lane or its workgroup writes. Faults are made on
-//! purpose for some lanes only: past the end of a buffer at a lane boundary
-//! inside a gang, by one lane in the middle of a gang, by lanes `>= k`, or with
-//! the bad lanes masked off (which must not fault).
+//! purpose for some lanes only: past the end of a buffer or of the uniforms at
+//! a lane boundary inside a gang, by one lane in the middle of a gang, by lanes
+//! `>= k`, or with the bad lanes masked off (which must not fault); one case in
+//! eight has a small step limit (the watchdog). Fences appear among the
+//! statements (a gang core must not treat them as barriers or drop them).
 
 use wavejit_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, Builtin, CastOp, Dispatch, FBinOp, FloatMode, IBinOp,
-    Inst, InstKind, IntCC, Kernel, MemAccess, Terminator, Type, Value,
+    Inst, InstKind, IntCC, Kernel, MemAccess, Scope, Terminator, Type, Value,
 };
 
 use super::{ATOMIC, COUNTERS, Case, Gen, OUT_WORDS, PRIVATE_BYTES};
@@ -181,6 +183,8 @@ pub enum Site {
     TailEnd,
     /// Shared memory, local index `>= b`.
     SharedEnd,
+    /// Uniform loads at a lane-indexed offset past the uniforms' end.
+    UniformEnd,
 }
 
 fn next_pow2(x: u64) -> u64 {
@@ -211,8 +215,10 @@ pub fn gang_case(ch: &[u32]) -> Case {
     }
     let mut dispatch = Dispatch::new(groups, wg);
     dispatch.wave_size = wave;
-    if (c1 >> 12).is_multiple_of(16) {
-        dispatch.step_limit = u64::from(2 + (c1 >> 16) % 60);
+    // The watchdog in one case in eight (per gang, lanes must still count
+    // their own blocks).
+    if (c1 >> 12).is_multiple_of(8) {
+        dispatch.step_limit = u64::from(2 + (c1 >> 16) % 40);
     }
     let wg_count = u64::from(groups.iter().product::<u32>());
     let lanes = wg_count * u64::from(wg_lanes);
@@ -556,7 +562,11 @@ impl Gen<'_> {
             20..=21 if self.depth < 2 => self.reduction(),
             22..=24 if self.depth < 2 => self.ring(),
             25 if self.depth < 3 => self.cross_edge(),
-            26..=27 => self.mixed_width(),
+            26 => self.mixed_width(),
+            27 => {
+                let scope = self.pick(&[Scope::Workgroup, Scope::Device]);
+                self.ins(InstKind::Fence(scope), &[]);
+            }
             _ => self.column_access(),
         }
     }
@@ -807,7 +817,7 @@ impl Gen<'_> {
     /// `gid >= tail_b`, shared memory for local index `>= b`.
     fn boundary_access(&mut self) {
         let l = self.layout();
-        let (i, site) = match self.next() % 3 {
+        let (i, site) = match self.next() % 4 {
             0 => {
                 let (a, _) = self.shape(AddrSpace::Global, 16, false);
                 let total = u64::from(a.total_bytes());
@@ -831,6 +841,17 @@ impl Gen<'_> {
                 let addr = self.at(base, idx, 8, sub);
                 let store = !self.next().is_multiple_of(3);
                 (self.load_or_store(a, addr, store), Site::TailEnd)
+            }
+            3 => {
+                // Lanes `(li & 31) * 8 >= uniforms` (144 bytes) fault, unless
+                // the offset is masked to 8 slots.
+                let (a, _) = self.shape(AddrSpace::Uniform, 8, false);
+                let m = self.pick(&[7u64, 31]);
+                let m = self.i32c(m);
+                let j = self.bin(IBinOp::And, self.li, m);
+                let eight = self.i32c(8);
+                let off = self.bin(IBinOp::Mul, j, eight);
+                (self.load_or_store(a, off, false), Site::UniformEnd)
             }
             _ => {
                 let (a, _) = self.shape(AddrSpace::Shared, 8, false);
