@@ -119,6 +119,34 @@ fn generator_covers_faults_and_clean_runs() {
     assert!(insts / n as usize > 50);
 }
 
+/// Which engine ran the gang cases. When the JIT counts its interpreter
+/// fallbacks (`Jit::interpreter_fallbacks`, the gang core's), verified kernels
+/// of ordinary shapes must all run in compiled code: issue 12 allows no silent
+/// fallback. Against a JIT without the counter only the report's shape is
+/// checked.
+#[test]
+fn gang_cases_run_in_compiled_code() {
+    let (mut reported, mut fell_back) = (0, Vec::new());
+    for seed in 0..40 {
+        let c = kernelgen::gang_case(&stream(seed + 1000, 500));
+        let (_, paths) = support::compare_report(&c.kernel, &c.dispatch, &c.rw, &c.ro);
+        assert_eq!(paths.len(), support::jit_configs().len());
+        for (k, p) in paths.into_iter().enumerate() {
+            reported += usize::from(p.is_some());
+            if p.is_some_and(|n| n > 0) {
+                fell_back.push((seed, k));
+            }
+        }
+    }
+    eprintln!("{reported} of 200 runs reported their engine path");
+    assert!(
+        fell_back.is_empty(),
+        "the interpreter ran {} of 200 runs, first (seed, configuration): {:?}",
+        fell_back.len(),
+        &fell_back[..fell_back.len().min(10)]
+    );
+}
+
 /// True when some cycle of the CFG has more than one entry: a retreating edge
 /// (to a block not later in reverse postorder) whose target does not dominate
 /// its source.

@@ -4,7 +4,6 @@
 
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory, Kernel, Region};
@@ -152,13 +151,6 @@ pub fn with_regions(k: usize) -> bool {
     k != 0 && k != 3
 }
 
-/// How many runs [`compare`] has made, and how many of them the JIT reported
-/// as run by the interpreter instead (when it says: see [`fallbacks`]).
-pub static RUNS: AtomicU64 = AtomicU64::new(0);
-pub static FALLBACK_RUNS: AtomicU64 = AtomicU64::new(0);
-/// Runs for which the JIT said how it ran them.
-pub static REPORTED_RUNS: AtomicU64 = AtomicU64::new(0);
-
 /// `Jit::interpreter_fallbacks()` when the JIT has one (the gang core adds it),
 /// else `None`. An inherent method takes precedence over this trait's method
 /// of the same name, so the same call compiles against either core.
@@ -216,15 +208,23 @@ fn path(jit: &Jit) -> String {
 /// panics with the first difference. Memory is compared only without a fault
 /// (after a fault it is unspecified). Returns the interpreter's outcome.
 pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Outcome {
+    compare_report(kernel, dispatch, rw, ro).0
+}
+
+/// [`compare`], also returning per configuration how many dispatches the JIT
+/// ran on the interpreter instead (`None`: the JIT does not say).
+pub fn compare_report(
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    rw: &[u8],
+    ro: &[u8],
+) -> (Outcome, Vec<Option<u64>>) {
     let want = run_on(&Interpreter, kernel, dispatch, rw, ro, false);
+    let mut paths = Vec::new();
     for (k, cfg) in jit_configs().into_iter().enumerate() {
         let jit = Jit::new(cfg.clone());
         let got = run_on(&jit, kernel, dispatch, rw, ro, with_regions(k));
-        RUNS.fetch_add(1, Ordering::Relaxed);
-        if let Some(n) = fallbacks(&jit) {
-            REPORTED_RUNS.fetch_add(1, Ordering::Relaxed);
-            FALLBACK_RUNS.fetch_add(u64::from(n > 0), Ordering::Relaxed);
-        }
+        paths.push(fallbacks(&jit));
         if wavejit_ir::verify::verify(kernel).is_ok() {
             assert_eq!(jit.compile_count(), 1, "the JIT did not compile the kernel");
         }
@@ -244,7 +244,7 @@ pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Ou
             );
         }
     }
-    want
+    (want, paths)
 }
 
 fn first_diff<'a>(a: &'a [u8], b: &[u8]) -> Option<(usize, &'a [u8])> {
