@@ -1406,3 +1406,57 @@ block2:
         assert_eq!(u32_at(&m, g) as usize, g % 7 + 1, "lane {g}");
     }
 }
+
+/// Whole gangs (local index >= 16) exit before a barrier; the others publish
+/// `li + 1000` in shared memory, meet at the barrier and read their
+/// neighbour's slot (slots nobody wrote read 0).
+#[test]
+fn gang_exited_gangs_do_not_block_barriers() {
+    let k = parse(
+        "kernel @exited shared 64 private 0 {
+block0:{GID}
+  %sixteen = const.i32 16
+  %late = icmp.uge.i32 %li, %sixteen
+  br %late, block1, block2
+
+block1:
+  exit
+
+block2:
+  %four = const.i32 4
+  %o = imul.i32 %li, %four
+  %k = const.i32 1000
+  %v = iadd.i32 %li, %k
+  store.shared.i32 %o, %v
+  barrier
+  %r = iadd.i32 %li, %one
+  %f = const.i32 15
+  %nb = and.i32 %r, %f
+  %o2 = imul.i32 %nb, %four
+  %w = load.shared.i32 %o2
+  %two = const.i64 2
+  %off = shl.i64 %gid64, %two
+  %buf = const.i64 {BUF}
+  %dst = iadd.i64 %buf, %off
+  store.global.i32 %dst, %w
+  exit
+}",
+    );
+    for (groups, wg, wave) in SHAPES {
+        let d = dispatch(groups, wg, wave);
+        let n = d.lanes_per_workgroup() as usize;
+        let lanes = groups as usize * n;
+        let rw = pattern(4 * lanes);
+        let m = memory_of(compare(&k, &d, &rw, &[]));
+        for g in 0..lanes {
+            let li = g % n;
+            let nb = (li + 1) % 16;
+            let want = match (li < 16, nb < n.min(16)) {
+                (false, _) => u32_at(&rw, g),
+                (true, true) => nb as u32 + 1000,
+                (true, false) => 0,
+            };
+            assert_eq!(u32_at(&m, g), want, "lane {g} with {wg:?}");
+        }
+    }
+}

@@ -327,7 +327,7 @@ pub fn gang_case(ch: &[u32]) -> Case {
         wgl,
     });
     // One gang pattern at least, then the usual mix.
-    let first = g.next() % 28;
+    let first = g.next() % 29;
     g.gang_stmt(first);
     let n = 4 + g.next() % 40;
     for _ in 0..n {
@@ -514,7 +514,13 @@ impl Gen<'_> {
         let r = u64::from(self.next());
         match c {
             0 | 1 => {
-                let k = self.i32c(r % u64::from(l.wg_lanes + 3));
+                // Half the time at a gang boundary (whole gangs agree).
+                let k = if r.is_multiple_of(2) {
+                    u64::from(GANG) * (r / 2 % u64::from(l.wg_lanes / GANG + 2))
+                } else {
+                    r / 2 % u64::from(l.wg_lanes + 3)
+                };
+                let k = self.i32c(k);
                 let cc = if c == 0 { IntCC::Uge } else { IntCC::Ult };
                 self.icmp(cc, li, k)
             }
@@ -563,6 +569,7 @@ impl Gen<'_> {
             22..=24 if self.depth < 2 => self.ring(),
             25 if self.depth < 3 => self.cross_edge(),
             26 => self.mixed_width(),
+            28 => self.masked_exit(),
             27 => {
                 let scope = self.pick(&[Scope::Workgroup, Scope::Device]);
                 self.ins(InstKind::Fence(scope), &[]);
@@ -873,6 +880,24 @@ impl Gen<'_> {
         };
         self.tags.fault_sites.push((i, site));
         self.tags.boundary += 1;
+    }
+
+    /// The lanes of a partial mask (often whole gangs) store a marker and
+    /// exit; later barriers must not wait for them.
+    fn masked_exit(&mut self) {
+        let m = self.lane_mask();
+        let leave = self.k.add_block();
+        let cont = self.k.add_block();
+        self.branch(m, BlockCall::new(leave, &[]), BlockCall::new(cont, &[]));
+        self.cur = leave;
+        let tag = u64::from(self.next() % 0x1000);
+        let marker = self.i64c(0xe0e0_0000 + tag);
+        self.ins(
+            InstKind::Store(MemAccess::scalar(AddrSpace::Global, Type::I64)),
+            &[self.out, marker],
+        );
+        self.k.set_terminator(leave, Terminator::Exit);
+        self.cur = cont;
     }
 
     /// A store by a partial mask (inactive lanes' slots must stay unchanged).

@@ -306,8 +306,8 @@ impl<'c> Gen<'c> {
             return;
         }
         self.budget -= 1;
-        // Gang cases draw from a wider range: 100.. are the gang patterns.
-        let c = self.next() % if self.gang.is_some() { 128 } else { 100 };
+        // Gang cases draw from a wider range: 100..=128 are the gang patterns.
+        let c = self.next() % if self.gang.is_some() { 129 } else { 100 };
         match c {
             0..=17 => self.int_binary(),
             18..=22 => {
@@ -380,7 +380,7 @@ impl<'c> Gen<'c> {
                 let r = self.ins1(InstKind::Builtin(which), &[]);
                 self.push(r);
             }
-            100..=127 => self.gang_stmt(c - 100),
+            100..=128 => self.gang_stmt(c - 100),
             _ => self.int_binary(),
         }
     }
