@@ -1460,3 +1460,59 @@ block2:
         }
     }
 }
+
+/// A self-looping block whose back edge swaps its parameters (a parallel
+/// copy), then a branch to one block with different arguments on each edge.
+#[test]
+fn gang_swapping_back_edge_and_same_target_branch() {
+    let k = parse(
+        "kernel @swap shared 0 private 0 {
+block0:{GID}
+  %three = const.i32 3
+  %t0 = and.i32 %li, %three
+  %t = iadd.i32 %t0, %one
+  %k = const.i32 1000
+  jump block1(%zero, %gid, %k)
+
+block1(%i: i32, %a: i32, %b: i32):
+  %b2 = iadd.i32 %b, %i
+  %i1 = iadd.i32 %i, %one
+  %more = icmp.ult.i32 %i1, %t
+  br %more, block1(%i1, %b2, %a), block2(%a, %b)
+
+block2(%p: i32, %q: i32):
+  %bit = and.i32 %li, %one
+  %odd = icmp.ne.i32 %bit, %zero
+  br %odd, block3(%p), block3(%q)
+
+block3(%r: i32):
+  %two = const.i64 2
+  %off = shl.i64 %gid64, %two
+  %buf = const.i64 {BUF}
+  %dst = iadd.i64 %buf, %off
+  store.global.i32 %dst, %r
+  exit
+}",
+    );
+    for (groups, wg, wave) in SHAPES {
+        let d = dispatch(groups, wg, wave);
+        let n = d.lanes_per_workgroup() as usize;
+        let lanes = groups as usize * n;
+        let m = memory_of(compare(&k, &d, &pattern(4 * lanes), &[]));
+        for g in 0..lanes {
+            let li = (g % n) as u32;
+            let t = (li & 3) + 1;
+            let (mut i, mut a, mut b) = (0u32, g as u32, 1000u32);
+            let (p, q) = loop {
+                let b2 = b.wrapping_add(i);
+                i += 1;
+                if i < t {
+                    (a, b) = (b2, a);
+                } else {
+                    break (a, b);
+                }
+            };
+            assert_eq!(u32_at(&m, g), if li & 1 == 1 { p } else { q }, "lane {g}");
+        }
+    }
+}

@@ -7,6 +7,15 @@
 //! gangs), some 2-D/3-D, waves of 4..64 lanes (also not dividing the
 //! workgroup), up to a few workgroups.
 //!
+//! Patterns (on top of the original statements): contiguous, uniform and
+//! scattered global accesses of 1..16 bytes (i8/i16/i64/f64, vectors, under-
+//! and over-aligned), partially masked and gang-straddling faults, partial-mask
+//! stores and exits, loops with a uniform trip count and a parity if/else
+//! inside, barriers in uniform and divergent loops, shared tree reductions,
+//! rings of blocks entered in the middle (irreducible) with several exits,
+//! cross edges, back edges that swap parameters, branches to one block with
+//! two argument lists, fences.
+//!
 //! Memory map of the writable buffer (every lane-indexed area has exactly one
 //! writer per byte, so workgroups may run in any order or side by side):
 //!
@@ -561,6 +570,7 @@ impl Gen<'_> {
             6..=7 => self.uniform_access(),
             8..=9 => self.gather_ro(),
             10 => self.masked_fault(),
+            12 if self.depth < 2 => self.swap_loop(),
             13..=14 => self.boundary_access(),
             15..=16 => self.partial_store(),
             17..=18 if self.depth < 2 => self.uniform_loop(),
@@ -1258,6 +1268,49 @@ impl Gen<'_> {
         if multi_exit {
             self.tags.multi_exit_loop += 1;
         }
+    }
+
+    /// A loop whose back edge swaps two block parameters (a parallel copy),
+    /// then a branch to one block with different arguments on its two edges.
+    fn swap_loop(&mut self) {
+        let ty = self.pick(&[Type::I32, Type::I64, Type::F32, Type::F64]);
+        let (x, y) = (self.val(ty), self.val(ty));
+        let z = self.val(Type::I32);
+        let mixed = self.bin(IBinOp::Add, z, self.li);
+        let three = self.i32c(3);
+        let n = self.bin(IBinOp::And, mixed, three);
+        let head = self.k.add_block();
+        let exit = self.k.add_block();
+        let join = self.k.add_block();
+        let i = self.k.add_block_param(head, Type::I32);
+        let a = self.k.add_block_param(head, ty);
+        let b = self.k.add_block_param(head, ty);
+        let p = self.k.add_block_param(exit, ty);
+        let q = self.k.add_block_param(exit, ty);
+        let r = self.k.add_block_param(join, ty);
+        let zero = self.i32c(0);
+        self.jump(head, &[zero, x, y]);
+        self.cur = head;
+        let saved = self.pool.clone();
+        self.push(a);
+        self.push(b);
+        let m = self.next() % 3;
+        self.body(m);
+        let b2 = self.val(ty);
+        let one = self.i32c(1);
+        let i1 = self.bin(IBinOp::Add, i, one);
+        let more = self.icmp(IntCC::Ult, i1, n);
+        self.branch(
+            more,
+            BlockCall::new(head, &[i1, b2, a]),
+            BlockCall::new(exit, &[a, b]),
+        );
+        self.pool = saved;
+        self.cur = exit;
+        let c = self.lane_mask();
+        self.branch(c, BlockCall::new(join, &[p]), BlockCall::new(join, &[q]));
+        self.cur = join;
+        self.push(r);
     }
 
     /// An if/else whose then side may jump into the middle of the else side
