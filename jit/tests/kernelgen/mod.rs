@@ -12,7 +12,9 @@
 //! [`case`] is the original generator; [`gang_case`] (in `gang.rs`) adds the
 //! shapes and patterns of a SIMD gang core (partial gangs, masked and
 //! gang-straddling faults, contiguous/uniform/scattered addresses, barriers in
-//! loops, reductions, unstructured CFGs) on top of the same statements.
+//! loops, reductions, unstructured CFGs) on top of the same statements. Its
+//! memory map adds areas with one writing lane per byte and a slot per
+//! workgroup that only that workgroup's lanes touch, so the rule above holds.
 #![allow(dead_code)]
 
 mod gang;
