@@ -4,8 +4,8 @@
 //! lane-at-a-time core.
 //!
 //! Shapes: workgroups of 1..256 lanes, mostly not multiples of 16 (partial
-//! gangs), some 2-D/3-D, waves of 4..64 lanes (also not dividing the
-//! workgroup), up to a few workgroups.
+//! gangs), some 2-D/3-D, waves of 4..64 lanes and rarely 2 or 24 (also not
+//! dividing the workgroup), up to a few workgroups (at most 640 lanes).
 //!
 //! Patterns (on top of the original statements): contiguous, uniform and
 //! scattered global accesses of 1..16 bytes (i8/i16/i64/f64, vectors, under-
