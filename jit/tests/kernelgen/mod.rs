@@ -8,7 +8,18 @@
 //! the lane (its output slot) or by commutative atomics whose old value is unused,
 //! so results do not depend on how workgroups interleave; everything inside a
 //! workgroup follows the interpreter's schedule exactly and may race freely.
+//!
+//! [`case`] is the original generator; [`gang_case`] (in `gang.rs`) adds the
+//! shapes and patterns of a SIMD gang core (partial gangs, masked and
+//! gang-straddling faults, contiguous/uniform/scattered addresses, barriers in
+//! loops, reductions, unstructured CFGs) on top of the same statements. Its
+//! memory map adds areas with one writing lane per byte and a slot per
+//! workgroup that only that workgroup's lanes touch, so the rule above holds.
 #![allow(dead_code)]
+
+mod gang;
+
+pub use gang::{GANG, Layout, Site, Tags, gang_case};
 
 use wavejit_ir::{
     AddrSpace, AtomicOp, Block, BlockCall, Builtin, CastOp, Denorm, Dispatch, FBinOp, FUnOp,
@@ -31,6 +42,8 @@ pub struct Case {
     pub dispatch: Dispatch,
     pub rw: Vec<u8>,
     pub ro: Vec<u8>,
+    /// What the generator emitted (gang patterns only; all zero for [`case`]).
+    pub tags: Tags,
 }
 
 struct Gen<'c> {
@@ -44,6 +57,14 @@ struct Gen<'c> {
     /// The lane's output base address (i64) and global id (i32).
     out: Value,
     gid: Value,
+    /// Local index (i32): also `pool[0]`, which `cond` relies on.
+    li: Value,
+    /// Sizes behind the rare out-of-range offsets (`offset`'s `oob`).
+    shared_size: u32,
+    ro_bytes: u32,
+    /// The memory map of a gang case (`None` for [`case`]).
+    gang: Option<Layout>,
+    tags: Tags,
 }
 
 const INT_TYPES: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
@@ -287,7 +308,8 @@ impl<'c> Gen<'c> {
             return;
         }
         self.budget -= 1;
-        let c = self.next() % 100;
+        // Gang cases draw from a wider range: 100..=128 are the gang patterns.
+        let c = self.next() % if self.gang.is_some() { 129 } else { 100 };
         match c {
             0..=17 => self.int_binary(),
             18..=22 => {
@@ -325,7 +347,7 @@ impl<'c> Gen<'c> {
             51..=54 if self.depth < 3 => self.if_else(),
             55 if self.depth < 3 => self.switch(),
             56 if self.depth < 3 => self.early_exit(),
-            57..=60 if self.depth < 2 => self.looped(),
+            57..=60 if self.depth < 2 => self.looped(false),
             96..=97 if self.depth < 2 => self.do_while(),
             61..=63 => {
                 self.ins(InstKind::Barrier, &[]);
@@ -360,6 +382,7 @@ impl<'c> Gen<'c> {
                 let r = self.ins1(InstKind::Builtin(which), &[]);
                 self.push(r);
             }
+            100..=128 => self.gang_stmt(c - 100),
             _ => self.int_binary(),
         }
     }
@@ -634,7 +657,8 @@ impl<'c> Gen<'c> {
         (n, ty, self.val(ty))
     }
 
-    fn looped(&mut self) {
+    /// `barrier`: a barrier opens the body (a barrier in a divergent loop).
+    fn looped(&mut self, barrier: bool) {
         // Trip count 0..=3 plus a lane-dependent part.
         let (n, ty, init) = self.loop_start();
         let head = self.k.add_block();
@@ -659,6 +683,10 @@ impl<'c> Gen<'c> {
         );
         let saved = self.pool.clone();
         self.cur = body;
+        if barrier {
+            self.ins(InstKind::Barrier, &[]);
+            self.tags.barrier_divergent_loop += 1;
+        }
         self.push(i);
         self.push(acc);
         let n_stmts = 1 + self.next() % 5;
@@ -783,8 +811,8 @@ impl<'c> Gen<'c> {
     }
 
     /// An i32 offset `(x & mask) * elem` inside `limit` bytes; rarely misaligned
-    /// or out of range.
-    fn offset(&mut self, limit: u32, elem: u32) -> Value {
+    /// or out of range (moved up by `oob`, the size of the space).
+    fn offset(&mut self, limit: u32, elem: u32, oob: u32) -> Value {
         let x = self.val(Type::I32);
         let c = self.next();
         let slots = (limit / elem).max(1);
@@ -796,7 +824,7 @@ impl<'c> Gen<'c> {
         let off = self.ins1(InstKind::IBinary(IBinOp::Mul), &[idx, s]);
         let bump = match c % 32 {
             0 => 1,
-            1 => limit,
+            1 => oob,
             _ => return off,
         };
         let k = self.konst(Type::I32, u64::from(bump));
@@ -805,7 +833,7 @@ impl<'c> Gen<'c> {
 
     fn shared_mem(&mut self) {
         let ty = self.pick(&[Type::I32, Type::I64, Type::F32, Type::I16]);
-        let off = self.offset(SHARED_BYTES, 8);
+        let off = self.offset(SHARED_BYTES, 8, self.shared_size);
         let c = self.next();
         if c % 5 == 4 && ty.is_int() {
             // Narrow or vector stores.
@@ -844,7 +872,7 @@ impl<'c> Gen<'c> {
 
     fn private_mem(&mut self) {
         let ty = self.pick(&[Type::I32, Type::I64, Type::I8]);
-        let off = self.offset(PRIVATE_BYTES, 8);
+        let off = self.offset(PRIVATE_BYTES, 8, PRIVATE_BYTES);
         if self.next().is_multiple_of(2) {
             let v = self.val(ty);
             self.ins(
@@ -863,7 +891,7 @@ impl<'c> Gen<'c> {
     fn global_mem(&mut self) {
         if self.next().is_multiple_of(2) {
             // Read-only buffer, anywhere (sometimes past its end).
-            let off = self.offset(RO_BYTES as u32, 8);
+            let off = self.offset(RO_BYTES as u32, 8, self.ro_bytes);
             let off64 = self.ins1(
                 InstKind::Cast {
                     op: CastOp::Zext,
@@ -908,7 +936,7 @@ impl<'c> Gen<'c> {
         if c == 0 {
             // Shared: any op, old value used (the workgroup's order is exact).
             let op = self.pick(&ATOMIC);
-            let off = self.offset(SHARED_BYTES, 8);
+            let off = self.offset(SHARED_BYTES, 8, self.shared_size);
             let mut args = vec![off, self.val(ty)];
             if op == AtomicOp::CmpXchg {
                 args.push(self.val(ty));
@@ -1071,6 +1099,11 @@ pub fn case(ch: &[u32]) -> Case {
         budget: 60,
         out: Value::from_u32(0),
         gid: Value::from_u32(0),
+        li: Value::from_u32(0),
+        shared_size: SHARED_BYTES,
+        ro_bytes: RO_BYTES as u32,
+        gang: None,
+        tags: Tags::default(),
     };
     // gid = (wg.y * nwg.x + wg.x) * lanes_per_wg + local_index
     let li = g.ins1(InstKind::Builtin(Builtin::LocalIndex), &[]);
@@ -1097,6 +1130,7 @@ pub fn case(ch: &[u32]) -> Case {
     let out = g.ins1(InstKind::IBinary(IBinOp::Add), &[start, off]);
     g.out = out;
     g.gid = gid;
+    g.li = li;
     g.pool = vec![li, gid, wx];
     let n = 4 + g.next() % 40;
     for _ in 0..n {
@@ -1110,5 +1144,6 @@ pub fn case(ch: &[u32]) -> Case {
         dispatch,
         rw,
         ro,
+        tags: g.tags,
     }
 }

@@ -120,20 +120,23 @@ pub fn run_on(
     }
 }
 
-/// JIT configurations every comparison runs: both cores, batch widths,
-/// thread counts and vector thresholds of the lane core (0: scalar only; 1:
-/// every vectorizable stretch). The tiers alternate: the gang core's chunk
-/// width follows the tier (4 lanes at the baseline, 16 optimized), and the
-/// tiered core runs the gang core optimized.
+/// JIT configurations every comparison runs: both cores (the gang core at
+/// both tiers: 4-lane chunks at the baseline, 16-lane optimized; the tiered
+/// core; the lane core), batch widths (1: one workgroup per batch; 16..1024:
+/// gang-sized to many workgroups side by side), thread counts 1-3, the lane
+/// core's vector thresholds (0: scalar only; 1: every vectorizable stretch),
+/// both tiers (the register allocators differ) and memory with and without
+/// `regions()` (the JIT's inline path or `translate` only).
 pub fn jit_configs() -> Vec<JitConfig> {
     use wavejit_jit::Core::{Gang, Lanes, Tiered};
     [
         (Gang, 1, 1, 0),
-        (Gang, 8, 2, 1),
+        (Gang, 16, 2, 1),
         (Gang, 64, 3, 8),
         (Gang, 256, 1, 1),
-        (Tiered, 8, 2, 1),
-        (Lanes, 64, 1, 8),
+        (Gang, 1024, 2, 16),
+        (Tiered, 16, 1, 1),
+        (Lanes, 64, 2, 8),
     ]
     .into_iter()
     .enumerate()
@@ -145,38 +148,75 @@ pub fn jit_configs() -> Vec<JitConfig> {
             interp_below: 0,
             vector_min_ops,
             parallel_min_work: 0,
-            // Both tiers (the register allocators differ).
             optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
         },
     )
     .collect()
 }
 
+/// Whether configuration `k` of [`jit_configs`] offers `regions()`.
+pub fn with_regions(k: usize) -> bool {
+    k != 0 && k != 3
+}
+
+/// Dispatches `jit` ran on the interpreter instead of compiled code.
+pub fn fallbacks(jit: &Jit) -> Option<u64> {
+    Some(jit.interpreter_fallbacks() as u64)
+}
+
+/// Which engine path ran a dispatch, for messages.
+fn path(jit: &Jit) -> String {
+    match fallbacks(jit) {
+        Some(0) => "compiled code".into(),
+        Some(n) => format!("{n} interpreter fallback(s)"),
+        None => "unknown (the JIT does not count fallbacks)".into(),
+    }
+}
+
 /// Runs `kernel` on the interpreter and on the JIT in every configuration;
 /// panics with the first difference. Memory is compared only without a fault
 /// (after a fault it is unspecified). Returns the interpreter's outcome.
 pub fn compare(kernel: &Kernel, dispatch: &Dispatch, rw: &[u8], ro: &[u8]) -> Outcome {
+    compare_report(kernel, dispatch, rw, ro).0
+}
+
+/// [`compare`], also returning per configuration how many dispatches the JIT
+/// ran on the interpreter instead (`None`: the JIT does not say).
+pub fn compare_report(
+    kernel: &Kernel,
+    dispatch: &Dispatch,
+    rw: &[u8],
+    ro: &[u8],
+) -> (Outcome, Vec<Option<u64>>) {
     let want = run_on(&Interpreter, kernel, dispatch, rw, ro, false);
+    let mut paths = Vec::new();
     for (k, cfg) in jit_configs().into_iter().enumerate() {
         let jit = Jit::new(cfg.clone());
-        let got = run_on(&jit, kernel, dispatch, rw, ro, k % 2 == 0);
+        let got = run_on(&jit, kernel, dispatch, rw, ro, with_regions(k));
+        paths.push(fallbacks(&jit));
         if wavejit_ir::verify::verify(kernel).is_ok() {
             if jit.compile_count() != 1 {
                 let why = jit.compile_for(kernel, dispatch).err();
                 panic!("the JIT did not compile the kernel with {cfg:?}: {why:?}");
             }
         }
-        assert_eq!(got.fault, want.fault, "fault differs with {cfg:?}");
+        assert_eq!(
+            got.fault,
+            want.fault,
+            "fault differs with {cfg:?} (JIT path: {})",
+            path(&jit)
+        );
         if want.fault.is_none() {
             assert!(
                 got.memory == want.memory,
-                "memory differs with {cfg:?}:\n jit    {:?}\n interp {:?}",
+                "memory differs with {cfg:?} (JIT path: {}):\n jit    {:?}\n interp {:?}",
+                path(&jit),
                 first_diff(&got.memory, &want.memory),
                 first_diff(&want.memory, &got.memory),
             );
         }
     }
-    want
+    (want, paths)
 }
 
 fn first_diff<'a>(a: &'a [u8], b: &[u8]) -> Option<(usize, &'a [u8])> {
