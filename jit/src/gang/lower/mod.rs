@@ -57,7 +57,14 @@ enum St {
     Base = 8,
     N = 12,
     Pc = 16,
+    /// The successor pc every lane of the wave took in the current segment
+    /// ([`UNI_START`] before its first chunk, [`UNI_NONE`] if lanes differ or
+    /// some lane of the wave did not run the segment).
+    Uni = 20,
 }
+
+const UNI_START: u32 = u32::MAX - 1;
+const UNI_NONE: u32 = u32::MAX;
 
 /// The chunk being emitted.
 pub(super) struct Chunk {
@@ -65,6 +72,8 @@ pub(super) struct Chunk {
     lane0: ir::Value,
     /// Chunk offset in the wave (i32).
     c: ir::Value,
+    /// Every lane of the chunk that exists is active (i8), when tracked.
+    full: Option<ir::Value>,
 }
 
 pub(crate) struct GLower<'a, 'b> {
@@ -457,10 +466,23 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(bad);
         self.b.ins().jump(wave_next, &[]);
 
+        let mut entry_of: HashMap<u32, ir::Block> = HashMap::new();
+        for (pc, kind) in self.plan.kinds.iter().enumerate() {
+            match *kind {
+                PcKind::Segment(s) => {
+                    entry_of.insert(pc as u32, seg_blocks[s as usize]);
+                }
+                PcKind::Sync(_) => {
+                    if let Some(i) = syncs.iter().position(|&(p, _)| p == pc as u32) {
+                        entry_of.insert(pc as u32, sync_blocks[i]);
+                    }
+                }
+                PcKind::Inner => {}
+            }
+        }
         for (k, &blk) in seg_blocks.iter().enumerate() {
             self.b.switch_to_block(blk);
-            self.segment(k)?;
-            self.b.ins().jump(sched, &[]);
+            self.segment(k, &entry_of, sched)?;
         }
         for (&(_, inst), &blk) in syncs.iter().zip(&sync_blocks) {
             self.b.switch_to_block(blk);
@@ -621,6 +643,17 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// current wave at the current pc.
     fn chunk_loop(
         &mut self,
+        body: impl FnMut(&mut Self) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
+        self.chunk_loop_tracked(false, body)
+    }
+
+    /// [`GLower::chunk_loop`]; with `track`, a chunk with no active lane
+    /// makes the segment's successor non-uniform ([`St::Uni`]) and
+    /// [`Chunk::full`] tells whether every lane that exists is active.
+    fn chunk_loop_tracked(
+        &mut self,
+        track: bool,
         mut body: impl FnMut(&mut Self) -> Result<(), JitError>,
     ) -> Result<(), JitError> {
         let l = chunk_lanes(self.g) as i64;
@@ -643,8 +676,15 @@ impl<'a, 'b> GLower<'a, 'b> {
         let base = self.st_load(St::Base);
         let lane0 = self.b.ins().iadd(base, c);
         let lane0 = self.b.ins().uextend(types::I64, lane0);
-        self.ch = Some(Chunk { lane0, c });
-        let mask = self.current_mask()?;
+        self.ch = Some(Chunk {
+            lane0,
+            c,
+            full: None,
+        });
+        let (mask, full) = self.current_mask_full(track)?;
+        if let Some(ch) = self.ch.as_mut() {
+            ch.full = full;
+        }
         let mut any = mask[0];
         for (k, &m) in mask.iter().enumerate() {
             self.b
@@ -655,7 +695,16 @@ impl<'a, 'b> GLower<'a, 'b> {
             }
         }
         let any = self.b.ins().vany_true(any);
-        self.b.ins().brif(any, go, &[], latch, &[]);
+        if track {
+            let skip = self.b.create_block();
+            self.b.ins().brif(any, go, &[], skip, &[]);
+            self.b.switch_to_block(skip);
+            let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+            self.st_store(St::Uni, none);
+            self.b.ins().jump(latch, &[]);
+        } else {
+            self.b.ins().brif(any, go, &[], latch, &[]);
+        }
         self.b.switch_to_block(go);
         body(self)?;
         self.b.ins().jump(latch, &[]);
@@ -670,8 +719,9 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// The execution mask of the current chunk from the pc array: lanes of the
-    /// wave at the current pc (faulted lanes are dead, so they drop out).
-    fn current_mask(&mut self) -> Result<Gv, JitError> {
+    /// wave at the current pc (faulted lanes are dead, so they drop out); with
+    /// `full`, also whether every lane of the chunk that exists is active.
+    fn current_mask_full(&mut self, full: bool) -> Result<(Gv, Option<ir::Value>), JitError> {
         let (lane0, c) = {
             let ch = self.chunk()?;
             (ch.lane0, ch.c)
@@ -681,6 +731,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let pcv = self.b.ins().splat(types::I32X4, pc);
         let n = self.st_load(St::N);
         let mut mask = Vec::with_capacity(self.g);
+        let mut all: Option<ir::Value> = None;
         let left = self.lanes_left(c, n);
         for k in 0..self.g {
             let p = self.lane_ptr(pcs, lane0, k);
@@ -688,8 +739,38 @@ impl<'a, 'b> GLower<'a, 'b> {
             let at = self.b.ins().icmp(CC::Equal, x, pcv);
             let v = self.valid(left, k);
             mask.push(self.b.ins().band(at, v));
+            if full {
+                // At the pc, or a lane past the wave's end.
+                let ok = self.b.ins().bor_not(at, v);
+                all = Some(match all {
+                    None => ok,
+                    Some(a) => self.b.ins().band(a, ok),
+                });
+            }
         }
-        Ok(mask)
+        let full = all.map(|a| self.b.ins().vall_true(a));
+        Ok((mask, full))
+    }
+
+    /// Records that the current chunk's active lanes all go to `target` (an
+    /// i32 pc, or [`UNI_NONE`]): the segment's successor stays uniform while
+    /// every chunk is full and agrees.
+    fn note_successor(&mut self, target: ir::Value) -> Result<(), JitError> {
+        let Some(full) = self.chunk()?.full else {
+            return Ok(());
+        };
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        let target = self.b.ins().select(full, target, none);
+        let old = self.st_load(St::Uni);
+        let first = self
+            .b
+            .ins()
+            .icmp_imm_s(CC::Equal, old, i64::from(UNI_START as i32));
+        let same = self.b.ins().icmp(CC::Equal, old, target);
+        let keep = self.b.ins().bor(first, same);
+        let new = self.b.ins().select(keep, target, none);
+        self.st_store(St::Uni, new);
+        Ok(())
     }
 
     /// The current chunk's execution mask.
@@ -718,16 +799,75 @@ impl<'a, 'b> GLower<'a, 'b> {
         out
     }
 
-    /// Runs segment `k` for the current wave at the current pc.
-    fn segment(&mut self, k: usize) -> Result<(), JitError> {
+    /// Runs segment `k` for the current wave at the current pc, then goes to
+    /// the scheduler, or straight to the successor when every lane of the
+    /// wave ran the segment and took the same edge (all live lanes are then
+    /// at that pc: what the scheduler would find).
+    fn segment(
+        &mut self,
+        k: usize,
+        entry_of: &HashMap<u32, ir::Block>,
+        sched: ir::Block,
+    ) -> Result<(), JitError> {
         let seg = self.plan.segments[k].clone();
         let last = seg.runs.len().saturating_sub(1);
+        let targets = self.successor_pcs(&seg);
         for (r, run) in seg.runs.iter().enumerate() {
             let end_pc = if r == last { seg.next_pc } else { None };
             self.unnoted = self.unnoted_results(seg.block, run);
-            self.chunk_loop(|this| this.run(k, r, seg.block, run, end_pc))?;
+            let track = r == last && !targets.is_empty();
+            if track {
+                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
+                self.st_store(St::Uni, start);
+            }
+            self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
         }
+        if targets.is_empty() {
+            self.b.ins().jump(sched, &[]);
+            return Ok(());
+        }
+        let uni = self.st_load(St::Uni);
+        for pc in targets {
+            let Some(&entry) = entry_of.get(&pc) else {
+                continue;
+            };
+            let hit = self
+                .b
+                .ins()
+                .icmp_imm_s(CC::Equal, uni, i64::from(pc as i32));
+            let next = self.b.create_block();
+            let go = self.b.create_block();
+            self.b.ins().brif(hit, go, &[], next, &[]);
+            self.b.switch_to_block(go);
+            let pcv = self.iconst(types::I32, i64::from(pc as i32));
+            self.st_store(St::Pc, pcv);
+            self.b.ins().jump(entry, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(sched, &[]);
         Ok(())
+    }
+
+    /// The pcs a uniform successor of segment `seg` can be (none for exits
+    /// and tables: those go through the scheduler).
+    fn successor_pcs(&self, seg: &crate::plan::Segment) -> Vec<u32> {
+        if let Some(pc) = seg.next_pc {
+            return vec![pc];
+        }
+        let mut pcs: Vec<u32> = match &self.kernel.blocks[seg.block].term {
+            Some(wj::Terminator::Jump(c)) => vec![self.plan.block_pc[c.block]],
+            Some(wj::Terminator::Branch {
+                then, otherwise, ..
+            }) => {
+                vec![
+                    self.plan.block_pc[then.block],
+                    self.plan.block_pc[otherwise.block],
+                ]
+            }
+            _ => Vec::new(),
+        };
+        pcs.dedup();
+        pcs
     }
 
     /// The results of `run` whose NaN needs no test: not read by other runs or
@@ -798,6 +938,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         } else if let Some(pc) = end_pc {
             let target = self.splat(i64::from(pc), false);
             self.set_pcs(|_, _| Ok(target))?;
+            let pc = self.iconst(types::I32, i64::from(pc as i32));
+            self.note_successor(pc)?;
         }
         Ok(())
     }
@@ -949,9 +1091,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             };
             vec![self.splat(bits, wide(ty)); self.vecs(ty)]
         } else if self.remat.contains(&v)
+            && !(self.plan.spill[v] && self.slab_read.contains(&v))
             && let wj::ValueDef::Result { inst, .. } = self.kernel.values[v].def
         {
-            // Computed again here: a few vector ops instead of a slab read.
+            // Computed again here: a few vector ops instead of a slab read
+            // (values the slab holds anyway are read).
             let outer = std::mem::replace(&mut self.rematerializing, true);
             let r = self.inst(inst);
             self.rematerializing = outer;

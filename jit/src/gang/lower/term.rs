@@ -122,7 +122,44 @@ impl GLower<'_, '_> {
             }
             Ok(x)
         })?;
-        self.count_steps(&edges)
+        self.count_steps(&edges)?;
+        self.note_edges(&term, &edges)
+    }
+
+    /// The chunk's part of the segment's uniform successor (see
+    /// `GLower::note_successor`): a jump's target, or a branch's side when no
+    /// active lane took the other.
+    fn note_edges(&mut self, term: &Terminator, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
+        if self.chunk()?.full.is_none() {
+            return Ok(());
+        }
+        let pc_of = |this: &mut Self, call: &BlockCall| {
+            let pc = this.plan.block_pc[call.block];
+            this.iconst(types::I32, i64::from(pc as i32))
+        };
+        let target = match term {
+            Terminator::Jump(call) => pc_of(self, call),
+            Terminator::Branch {
+                then, otherwise, ..
+            } => {
+                let any = |this: &mut Self, m: &Gv| {
+                    let mut a = m[0];
+                    for &x in &m[1..] {
+                        a = this.b.ins().bor(a, x);
+                    }
+                    this.b.ins().vany_true(a)
+                };
+                let took_then = any(self, &edges[0].0);
+                let took_else = any(self, &edges[1].0);
+                let t = pc_of(self, then);
+                let e = pc_of(self, otherwise);
+                let none = self.iconst(types::I32, i64::from(u32::MAX as i32));
+                let side = self.b.ins().select(took_else, none, t);
+                self.b.ins().select(took_then, side, e)
+            }
+            _ => return Ok(()),
+        };
+        self.note_successor(target)
     }
 
     /// One step for every active lane; lanes past the limit fault entering
