@@ -6,7 +6,7 @@
 //! the ALU kernel's 32-bit multiply (checked at run time); elsewhere, and on an
 //! x86-64 CPU without SSE4.1, the same gangs are plain arrays that the compiler
 //! vectorizes. Each computes exactly the bits of its scalar twin in
-//! [`kernels`](super::kernels) and of the IR kernel: separate multiply and add
+//! [`kernels`] and of the IR kernel: separate multiply and add
 //! (no FMA), the same order of additions. Elements after the last whole gang
 //! go through the scalar twin.
 
