@@ -66,7 +66,7 @@ fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, Be
                 unit: "x",
                 target: Target::None,
                 note: format!(
-                    "{what}, {cpu}: wavejit {}, native 1t {}; wall {} / {}; bit-exact {}",
+                    "{what}, {cpu}: wavejit {}, native 1t {}; wall: wavejit {}, native {}; bit-exact {}",
                     short(td.cpu(clock)),
                     short(tn.cpu(clock)),
                     short(td.wall),
