@@ -38,7 +38,7 @@ fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
 /// medians of the device and the native runs.
 fn compare(w: &mut dyn SideBySide) -> Result<(Sample, Sample, bool), BenchError> {
     let exact = w.agrees()?;
-    let times = timing::alternated(REPS, 2, |i| {
+    let times = timing::alternated(REPS, 2, timing::WARM, |i| {
         if i == 0 {
             w.run()
         } else {

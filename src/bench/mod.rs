@@ -7,7 +7,8 @@
 //! is compared with, and besides the plain loop there is a SIMD twin at the
 //! JIT's vector width ([`simd`]). Every side is checked bit for bit against the
 //! 1-thread JIT before anything is timed; ratios come from CPU time (medians of
-//! alternated runs, [`timing`]), with wall time in the notes.
+//! alternated runs, each timed run after untimed runs of the same side:
+//! [`timing::alternated`]), with wall time in the notes.
 
 pub mod agx;
 pub mod isa_report;
@@ -245,8 +246,8 @@ struct Comparison {
     times: Vec<Sample>,
 }
 
-/// Checks every side against `reference`, warms the JITs up, then times the
-/// sides alternated.
+/// Checks every side against `reference`, runs the JITs until they stop
+/// compiling, then times the sides alternated.
 fn compare(w: &mut Workload, reference: &Jit, sides: &[Side<'_>]) -> Result<Comparison, String> {
     let exact = w.agreement(reference, sides)?;
     for side in sides {
@@ -254,7 +255,7 @@ fn compare(w: &mut Workload, reference: &Jit, sides: &[Side<'_>]) -> Result<Comp
             w.settle(j)?;
         }
     }
-    let times = timing::alternated(REPS, sides.len(), |i| w.run_side(sides[i]))?;
+    let times = timing::alternated(REPS, sides.len(), timing::WARM, |i| w.run_side(sides[i]))?;
     Ok(Comparison {
         lanes: w.lanes(),
         labels: sides.iter().map(Side::label).collect(),

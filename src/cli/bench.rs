@@ -35,9 +35,11 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
     } else {
         println!(
             "SIMD twins: {}; 1-thread rows in thread CPU time, 2-thread rows in process CPU \
-             time, speedups in wall time; median of {} alternated runs after a warm-up",
+             time, speedups in wall time; median of {} alternated runs, each after {} ms of \
+             untimed runs of the same side",
             wavejit::bench::simd::path(),
-            wavejit::bench::timing::REPS
+            wavejit::bench::timing::REPS,
+            wavejit::bench::timing::WARM.as_millis()
         );
         println!(
             "{:<34} {:>10}  {:<8} {:<6} note",
