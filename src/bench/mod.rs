@@ -332,6 +332,17 @@ impl Row {
     }
 }
 
+/// `v` with at least `sig` significant digits and at least three decimals
+/// (`3.200`, `0.0273`, `0.000381`): the reduce ratios are far below 0.001.
+pub fn figure(v: f64, sig: i32) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v:.3}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (sig - 1 - magnitude).max(3) as usize;
+    format!("{v:.decimals$}")
+}
+
 /// The quick report: the rows and the conditions they were measured in.
 pub struct Report {
     /// 1-minute load average before the first measurement.
@@ -853,6 +864,17 @@ mod tests {
         assert_eq!(row(f64::NAN, Target::None, false).status(), "FAILED");
         assert_eq!(Target::AtLeast(1.8).to_string(), ">= 1.8");
         assert_eq!(Target::AtMost(1.0).to_string(), "<= 1");
+    }
+
+    #[test]
+    fn figures_keep_their_significant_digits() {
+        assert_eq!(figure(3.2004, 3), "3.200");
+        assert_eq!(figure(196.0, 3), "196.000");
+        assert_eq!(figure(0.02734, 3), "0.0273");
+        assert_eq!(figure(0.000_381_2, 3), "0.000381");
+        assert_eq!(figure(0.000_381_2, 4), "0.0003812");
+        assert_eq!(figure(0.0, 3), "0.000");
+        assert_eq!(figure(f64::NAN, 3), "NaN");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use wavejit::bench::Target;
+use wavejit::bench::{Target, figure};
 
 use super::CliError;
 
@@ -47,9 +47,9 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
         );
         for r in rows {
             println!(
-                "{:<34} {:>9.3}{:<2} {:<8} {:<6} {}",
+                "{:<34} {:>9}{:<2} {:<8} {:<6} {}",
                 r.key,
-                r.value,
+                figure(r.value, 3),
                 r.unit,
                 r.target.to_string(),
                 r.status(),
@@ -75,7 +75,7 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
 /// JSON has no NaN or infinity; report them as null.
 fn json_number(v: f64) -> String {
     if v.is_finite() {
-        format!("{v:.4}")
+        figure(v, 4)
     } else {
         "null".into()
     }
