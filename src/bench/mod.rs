@@ -390,7 +390,7 @@ fn ratio_row(
         unit: "x",
         target,
         note: format!(
-            "{} lanes, {cpu}: {} {}, {} {}; wall {} / {} = {:.3}x; {what}",
+            "{} lanes, {cpu}: {} {}, {} {}; wall {} / {} = {}x; {what}",
             c.lanes,
             c.labels[base],
             short(b.cpu(clock)),
@@ -398,7 +398,7 @@ fn ratio_row(
             short(o.cpu(clock)),
             short(b.wall),
             short(o.wall),
-            b.wall.as_secs_f64() / o.wall.as_secs_f64(),
+            figure(b.wall.as_secs_f64() / o.wall.as_secs_f64(), 3),
         ),
         failed: !exact,
     }
@@ -423,7 +423,7 @@ fn speedup_row(
         target: Target::AtLeast(1.8),
         note: format!(
             "{} lanes, wall: {} {}, {} {}; process CPU {} / {}; {}/{} on the same \
-             machine: {:.2}x wall; {what}",
+             machine: {}x wall; {what}",
             c.lanes,
             c.labels[one],
             short(a.wall),
@@ -433,7 +433,7 @@ fn speedup_row(
             short(b.process_cpu),
             c.labels[native_one],
             c.labels[native_two],
-            na.wall.as_secs_f64() / nb.wall.as_secs_f64(),
+            figure(na.wall.as_secs_f64() / nb.wall.as_secs_f64(), 3),
         ),
         failed: !exact,
     }
