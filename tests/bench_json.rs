@@ -1,19 +1,32 @@
-//! `wavejit bench --json`: one object whose keys are the eight IR measures
-//! (unchanged, in order), the optimized-tier compile time, then the ISA rows;
-//! every value is a number.
+//! `wavejit bench --json`: one object whose keys are the six original measures
+//! first (in order, now against honest native baselines), the new IR measures
+//! (SIMD twins, divergent, reduce, 2-thread rows, compile time per kernel size),
+//! the optimized-tier compile time, then the ISA rows; every value is a number.
 //! It runs the whole quick set, so debug builds skip it (run with --release).
 
 use std::process::Command;
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 26] = [
     "alu_vs_native",
     "saxpy_vs_native",
-    "divergent_vs_native",
-    "reduce_vs_native",
     "jit_vs_interpreter",
     "compile_ms_per_100_ops",
     "cache_hit_us",
     "two_thread_speedup",
+    "alu_vs_simd_native",
+    "saxpy_vs_simd_native",
+    "divergent_vs_native",
+    "divergent_vs_simd_native",
+    "reduce_vs_native",
+    "reduce_vs_simd_native",
+    "saxpy_two_thread_speedup",
+    "alu_two_thread_vs_native",
+    "alu_two_thread_vs_simd_native",
+    "saxpy_two_thread_vs_native",
+    "saxpy_two_thread_vs_simd_native",
+    "compile_ms_per_100_ops_30",
+    "compile_ms_per_100_ops_258",
+    "compile_ms_per_100_ops_1026",
     "compile_optimized_ms_per_100_ops",
     "rv32_alu_vs_native",
     "rv32_saxpy_vs_native",

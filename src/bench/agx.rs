@@ -110,7 +110,8 @@ impl AgxWorkload {
         let dispatch = d.dispatch().map_err(|e| setup(e.to_string()))?;
         let mut w = AgxWorkload {
             name,
-            jit: Jit::default(),
+            // One thread, like the native loop it is compared with.
+            jit: super::jit_with_threads(1),
             kernel,
             dispatch,
             mem,

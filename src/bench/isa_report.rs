@@ -1,30 +1,27 @@
 //! The ISA rows of `wavejit bench`: RV32 through the MMIO device and AGX, each
-//! against native Rust in the same run, and the AQL empty-dispatch round trip.
-//! A benchmark that cannot run gives a NaN value (JSON null) and says why.
+//! against the 1-thread native loop over preallocated buffers in the same run
+//! (alternated, CPU time), and the AQL empty-dispatch round trip. A benchmark
+//! that cannot run is a failed row (JSON null) that says why.
 
 use std::time::{Duration, Instant};
 
 use wavejit_runtime::aql::Processing;
 use wavejit_runtime::aql::bench::DispatchRoundTrip;
 
-use super::Row;
 use super::agx::AgxWorkload;
 use super::rv32::Rv32Workload;
 use super::side::{BenchError, Computation, SideBySide};
+use super::timing::{self, Clock, REPS, Sample, short};
+use super::{Row, Target};
 
 /// Elements of the quick ALU and saxpy runs (the IR `alu` / `saxpy` sizes).
 pub const ALU_ELEMENTS: usize = 1 << 18;
 pub const SAXPY_ELEMENTS: usize = 1 << 22;
-/// Timed repetitions of each side; a device run slower than [`SLOW_RUN`] gets
-/// [`SLOW_REPS`] so that the whole `wavejit bench` stays well under a minute on
-/// a loaded machine.
-const REPS: usize = 5;
-const SLOW_REPS: usize = 3;
-const SLOW_RUN: Duration = Duration::from_millis(250);
 /// Timed AQL round trips (after as many warm-up ones).
 const ROUND_TRIPS: usize = 200;
 
-/// Median of `reps` timings of `f` (no warm-up: the caller has run it).
+/// Median wall time of `reps` runs of `f` (no warm-up: the caller has run it).
+/// Only for the AQL round trip, whose cost is mostly waiting for a thread.
 fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
     let mut t: Vec<Duration> = (0..reps.max(1))
         .map(|_| {
@@ -37,50 +34,49 @@ fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
     t[t.len() / 2]
 }
 
-/// Times `w` and its native side after a bit-exactness check (which is also
-/// both sides' warm-up): medians of the device and the native runs.
-fn compare(w: &mut dyn SideBySide) -> Result<(Duration, Duration, bool), BenchError> {
+/// The device and the native loop alternated after a bit-exactness check:
+/// medians of the device and the native runs.
+fn compare(w: &mut dyn SideBySide) -> Result<(Sample, Sample, bool), BenchError> {
     let exact = w.agrees()?;
-    let start = Instant::now();
-    w.run()?;
-    let reps = if start.elapsed() > SLOW_RUN {
-        SLOW_REPS
-    } else {
-        REPS
-    };
-    let mut failed = None;
-    let td = median_of(reps, || {
-        if let Err(e) = w.run() {
-            failed.get_or_insert(e);
+    let times = timing::alternated(REPS, 2, timing::WARM, |i| {
+        if i == 0 {
+            w.run()
+        } else {
+            w.run_native();
+            Ok(())
         }
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    let tn = median_of(REPS, || w.run_native());
-    Ok((td, tn, exact))
+    })?;
+    Ok((times[0], times[1], exact))
 }
 
-fn ratio_row(
-    key: &'static str,
-    target: &'static str,
-    what: &str,
-    made: Result<Box<dyn SideBySide>, BenchError>,
-) -> Row {
-    let measured = made.and_then(|mut w| compare(w.as_mut()));
-    let (value, note) = match measured {
-        Ok((td, tn, exact)) => (
-            tn.as_secs_f64() / td.as_secs_f64(),
-            format!("{what}: wavejit {td:.2?}, native {tn:.2?}, bit-exact {exact}"),
-        ),
-        Err(e) => (f64::NAN, e.to_string()),
-    };
-    Row {
-        key,
-        value,
-        unit: "x",
-        target,
-        note,
+fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, BenchError>) -> Row {
+    let measured = made.and_then(|mut w| {
+        let clock = w.clock();
+        compare(w.as_mut()).map(|m| (m, clock))
+    });
+    match measured {
+        Ok(((td, tn, exact), clock)) => {
+            let cpu = match clock {
+                Clock::Thread => "thread CPU",
+                Clock::Process => "process CPU (all the device's threads)",
+            };
+            Row {
+                key,
+                value: tn.cpu(clock).as_secs_f64() / td.cpu(clock).as_secs_f64(),
+                unit: "x",
+                target: Target::None,
+                note: format!(
+                    "{what}, {cpu}: wavejit {}, native 1t {}; wall: wavejit {}, native {}; bit-exact {}",
+                    short(td.cpu(clock)),
+                    short(tn.cpu(clock)),
+                    short(td.wall),
+                    short(tn.wall),
+                    if exact { "yes" } else { "NO" }
+                ),
+                failed: !exact,
+            }
+        }
+        Err(e) => Row::failure(key, "x", Target::None, e.to_string()),
     }
 }
 
@@ -119,14 +115,17 @@ fn aql_row() -> Row {
                  inline processing {m:.1} us"
             ),
         ),
-        (Err(e), _) | (_, Err(e)) => (f64::NAN, e),
+        (Err(e), _) | (_, Err(e)) => {
+            return Row::failure("aql_dispatch_round_trip_us", "us", Target::None, e);
+        }
     };
     Row {
         key: "aql_dispatch_round_trip_us",
         value,
         unit: "us",
-        target: "-",
-        note,
+        target: Target::None,
+        note: format!("{note} (wall time)"),
+        failed: false,
     }
 }
 
@@ -137,25 +136,21 @@ pub fn isa_rows() -> Vec<Row> {
     vec![
         ratio_row(
             "rv32_alu_vs_native",
-            "-",
             &format!("{alu} via MMIO DISPATCH"),
             boxed(Rv32Workload::new(Computation::Alu, ALU_ELEMENTS)),
         ),
         ratio_row(
             "rv32_saxpy_vs_native",
-            "-",
             &format!("{saxpy} via MMIO DISPATCH"),
             boxed(Rv32Workload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
         ),
         ratio_row(
             "agx_alu_vs_native",
-            "-",
             &alu,
             boxed(AgxWorkload::new(Computation::Alu, ALU_ELEMENTS)),
         ),
         ratio_row(
             "agx_saxpy_vs_native",
-            "-",
             &saxpy,
             boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
         ),

@@ -3,6 +3,16 @@
 
 use std::fmt::Write as _;
 
+/// The float step `f = f * MUL + ADD` of the ALU and divergent kernels.
+pub const MUL: f32 = 1.0001;
+pub const ADD: f32 = 0.5;
+/// The integer hash step `h = h * HASH_MUL + HASH_ADD; h ^= h >> HASH_SHIFT`.
+pub const HASH_MUL: u32 = 1_664_525;
+pub const HASH_ADD: u32 = 1_013_904_223;
+pub const HASH_SHIFT: u32 = 13;
+/// Elements each workgroup of the reduce kernel sums.
+pub const REDUCE_GROUP: usize = 256;
+
 /// Per element: 64 rounds of `f = f*a + b` (separate multiply and add, as the
 /// native loop does) and an integer hash step; `y[i] = bits(f) ^ h`.
 /// Uniforms: 0 &x, 8 &y.
@@ -52,13 +62,19 @@ block0:
 }
 
 pub fn alu_native(x: &[f32], y: &mut [u32], rounds: usize) {
+    alu_native_from(0, x, y, rounds);
+}
+
+/// [`alu_native`] over the slice of a larger run that starts at global index
+/// `first` (the hash starts from the index; a thread's share of a split run).
+pub fn alu_native_from(first: u32, x: &[f32], y: &mut [u32], rounds: usize) {
     for (i, (xv, yv)) in x.iter().zip(y.iter_mut()).enumerate() {
         let mut f = *xv;
-        let mut h = i as u32;
+        let mut h = first.wrapping_add(i as u32);
         for _ in 0..rounds {
-            f = f * 1.0001 + 0.5;
-            h = h.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            h ^= h >> 13;
+            f = f * MUL + ADD;
+            h = h.wrapping_mul(HASH_MUL).wrapping_add(HASH_ADD);
+            h ^= h >> HASH_SHIFT;
         }
         *yv = f.to_bits() ^ h;
     }
@@ -145,10 +161,21 @@ block2:
 ";
 
 pub fn divergent_native(x: &[f32], y: &mut [f32]) {
+    divergent_native_from(0, x, y);
+}
+
+/// Lane `i` of the trip count in [`DIVERGENT`] (`8 * (i % 8) + 8`).
+pub fn divergent_trips(i: u32) -> u32 {
+    8 * (i % 8) + 8
+}
+
+/// [`divergent_native`] over the slice of a larger run that starts at global
+/// index `first`.
+pub fn divergent_native_from(first: u32, x: &[f32], y: &mut [f32]) {
     for (i, (xv, yv)) in x.iter().zip(y.iter_mut()).enumerate() {
         let mut f = *xv;
-        for _ in 0..(8 * (i % 8) + 8) {
-            f = f * 1.0001 + 0.5;
+        for _ in 0..divergent_trips(first.wrapping_add(i as u32)) {
+            f = f * MUL + ADD;
         }
         *yv = f;
     }
@@ -219,8 +246,8 @@ block6:
 ";
 
 pub fn reduce_native(x: &[f32], sums: &mut [f32]) {
-    let mut tree = [0f32; 256];
-    for (chunk, out) in x.chunks_exact(256).zip(sums.iter_mut()) {
+    let mut tree = [0f32; REDUCE_GROUP];
+    for (chunk, out) in x.chunks_exact(REDUCE_GROUP).zip(sums.iter_mut()) {
         tree.copy_from_slice(chunk);
         let mut s = 128;
         while s > 0 {

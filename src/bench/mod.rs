@@ -1,28 +1,66 @@
 //! Benchmark workloads shared by the criterion benches (`benches/`) and
 //! `wavejit bench`: each runs a kernel on an engine and the same computation in
-//! native Rust, so ratios are measured side by side in one run, and checks that
-//! both give the same bits.
+//! native Rust, so ratios are measured side by side in one run.
+//!
+//! The native side is honest: its buffers are allocated once, a timed run is
+//! the computation alone (in place), it runs on as many threads as the JIT it
+//! is compared with, and besides the plain loop there is a SIMD twin at the
+//! JIT's vector width ([`simd`]). Every side is checked bit for bit against the
+//! 1-thread JIT before anything is timed; ratios come from CPU time (medians of
+//! alternated runs, each timed run after untimed runs of the same side:
+//! [`timing::alternated`]), with wall time in the notes.
 
 pub mod agx;
 pub mod isa_report;
 pub mod kernels;
+pub mod native;
 pub mod rv32;
 pub mod side;
+pub mod simd;
+pub mod timing;
 
-use std::time::{Duration, Instant};
+use std::fmt;
+
+pub use native::{Native, Task, Twin};
+use timing::{Clock, REPS, Sample, short};
 
 use crate::ir::{Dispatch, Engine, Kernel};
 use crate::jit::{Jit, JitConfig, Tier};
 use crate::runtime::AddressSpace;
 
-/// A kernel with its buffers in place, ready to run repeatedly.
+/// A kernel with its buffers in place next to its native twins' buffers,
+/// ready to run repeatedly.
 pub struct Workload {
     pub name: &'static str,
     pub kernel: Kernel,
     pub dispatch: Dispatch,
     pub mem: AddressSpace,
     out: (u64, usize),
-    native: Box<dyn FnMut() -> Vec<u8>>,
+    pub native: Native,
+}
+
+/// What runs a workload: an engine, or a native twin on some threads.
+#[derive(Clone, Copy)]
+pub enum Side<'a> {
+    /// A JIT (its thread count is in its config); warmed up until it stops
+    /// compiling before it is timed.
+    Jit(&'a Jit),
+    /// Any other engine (the interpreter).
+    Engine(&'a dyn Engine),
+    Native {
+        twin: Twin,
+        threads: usize,
+    },
+}
+
+impl Side<'_> {
+    pub fn label(&self) -> String {
+        match self {
+            Side::Jit(j) => format!("jit {}t", j.config().threads),
+            Side::Engine(e) => e.name().to_string(),
+            Side::Native { twin, threads } => format!("{} {threads}t", twin.label()),
+        }
+    }
 }
 
 fn parse(text: &str) -> Kernel {
@@ -32,32 +70,30 @@ fn parse(text: &str) -> Kernel {
     }
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|f| f.to_le_bytes()).collect()
-}
-
 fn inputs(n: usize) -> Vec<f32> {
     (0..n).map(|i| (i % 977) as f32 * 0.125 - 30.0).collect()
 }
 
 impl Workload {
-    fn with_buffers(
+    fn new(
         name: &'static str,
         text: &str,
+        task: Task,
         n: usize,
-        out_len: usize,
-        wg: u32,
         extra_uniforms: &[u8],
-        native: Box<dyn FnMut() -> Vec<u8>>,
     ) -> Workload {
+        const WG: u32 = 256;
+        let native = Native::new(task, inputs(n));
+        let out_len = native.output_len();
         let mem = AddressSpace::new();
-        let x = inputs(n);
-        let (bx, by) = match (mem.alloc((n * 4) as u64), mem.alloc((out_len * 4) as u64)) {
+        let (bx, by) = match (mem.alloc((n * 4) as u64), mem.alloc(out_len as u64)) {
             (Ok(a), Ok(b)) => (a, b),
             _ => panic!("benchmark buffers of {n} elements cannot be mapped"),
         };
-        let _ = mem.write_f32s(bx, &x);
-        let mut dispatch = Dispatch::new([(n as u32) / wg, 1, 1], [wg, 1, 1]);
+        if let Err(e) = mem.write_f32s(bx, native.x()) {
+            panic!("benchmark input of {n} elements cannot be written: {e}");
+        }
+        let mut dispatch = Dispatch::new([(n as u32) / WG, 1, 1], [WG, 1, 1]);
         dispatch.uniforms = [bx.to_le_bytes(), by.to_le_bytes()].concat();
         dispatch.uniforms.extend_from_slice(extra_uniforms);
         Workload {
@@ -65,108 +101,131 @@ impl Workload {
             kernel: parse(text),
             dispatch,
             mem,
-            out: (by, out_len * 4),
+            out: (by, out_len),
             native,
         }
     }
 
     /// 64 multiply-add rounds and integer hash steps per element.
     pub fn alu(n: usize) -> Workload {
-        let x = inputs(n);
-        Workload::with_buffers(
+        Workload::new(
             "alu",
             &kernels::alu_text(64),
+            Task::Alu { rounds: 64 },
             n,
-            n,
-            256,
             &[],
-            Box::new(move || {
-                let mut y = vec![0u32; x.len()];
-                kernels::alu_native(&x, &mut y, 64);
-                y.iter().flat_map(|v| v.to_le_bytes()).collect()
-            }),
         )
     }
 
-    /// y = a*x + y over `n` floats (y starts at zero).
+    /// y = a*x + y over `n` floats, in place (y starts at zero).
     pub fn saxpy(n: usize) -> Workload {
-        let x = inputs(n);
-        let mut w = Workload::with_buffers(
+        Workload::new(
             "saxpy",
             kernels::SAXPY,
+            Task::Saxpy { a: 2.5 },
             n,
-            n,
-            256,
             &2.5f32.to_le_bytes(),
-            Box::new(move || {
-                let mut y = vec![0f32; x.len()];
-                kernels::saxpy_native(2.5, &x, &mut y);
-                f32_bytes(&y)
-            }),
-        );
-        w.name = "saxpy";
-        w
+        )
     }
 
     /// Per-lane trip counts 8..64.
     pub fn divergent(n: usize) -> Workload {
-        let x = inputs(n);
-        Workload::with_buffers(
-            "divergent",
-            kernels::DIVERGENT,
-            n,
-            n,
-            256,
-            &[],
-            Box::new(move || {
-                let mut y = vec![0f32; x.len()];
-                kernels::divergent_native(&x, &mut y);
-                f32_bytes(&y)
-            }),
-        )
+        Workload::new("divergent", kernels::DIVERGENT, Task::Divergent, n, &[])
     }
 
     /// Tree reduction in shared memory with a barrier per level.
     pub fn reduce(n: usize) -> Workload {
-        let x = inputs(n);
-        Workload::with_buffers(
-            "reduce",
-            kernels::REDUCE,
-            n,
-            n / 256,
-            256,
-            &[],
-            Box::new(move || {
-                let mut s = vec![0f32; x.len() / 256];
-                kernels::reduce_native(&x, &mut s);
-                f32_bytes(&s)
-            }),
-        )
+        Workload::new("reduce", kernels::REDUCE, Task::Reduce, n, &[])
+    }
+
+    /// Lanes (elements of x).
+    pub fn lanes(&self) -> usize {
+        self.native.x().len()
     }
 
     /// Runs the kernel once on `engine`.
-    pub fn run(&self, engine: &dyn Engine) {
-        if let Err(f) = engine.run(&self.kernel, &self.dispatch, &self.mem) {
-            panic!("benchmark `{}` faulted: {f}", self.name);
+    pub fn run(&self, engine: &dyn Engine) -> Result<(), String> {
+        engine
+            .run(&self.kernel, &self.dispatch, &self.mem)
+            .map_err(|f| {
+                format!(
+                    "benchmark `{}` faulted on {}: {f}",
+                    self.name,
+                    engine.name()
+                )
+            })
+    }
+
+    /// Runs a native twin once over its preallocated buffers.
+    pub fn run_native(&mut self, twin: Twin, threads: usize) {
+        self.native.run(twin, threads);
+    }
+
+    pub fn run_side(&mut self, side: Side<'_>) -> Result<(), String> {
+        match side {
+            Side::Jit(j) => self.run(j),
+            Side::Engine(e) => self.run(e),
+            Side::Native { twin, threads } => {
+                self.run_native(twin, threads);
+                Ok(())
+            }
         }
     }
 
-    /// Runs the native loop once; returns its output bytes.
-    pub fn run_native(&mut self) -> Vec<u8> {
-        (self.native)()
+    /// Both outputs (the kernel's and the native one) back to zero.
+    pub fn reset(&mut self) -> Result<(), String> {
+        self.native.reset();
+        self.mem
+            .write_bytes(self.out.0, &vec![0; self.out.1])
+            .map_err(|e| format!("{}: zeroing the output: {e}", self.name))
     }
 
     /// The kernel's output bytes.
-    pub fn output(&self) -> Vec<u8> {
+    pub fn output(&self) -> Result<Vec<u8>, String> {
         self.mem
             .read_bytes(self.out.0, self.out.1)
-            .unwrap_or_default()
+            .map_err(|e| format!("{}: reading the output: {e}", self.name))
     }
 
-    /// Runs both once and tells whether they agree bit for bit.
-    pub fn agrees(&mut self, engine: &dyn Engine) -> bool {
-        self.run(engine);
-        self.run_native() == self.output()
+    fn side_output(&self, side: Side<'_>) -> Result<Vec<u8>, String> {
+        match side {
+            Side::Native { .. } => Ok(self.native.output_bytes()),
+            Side::Jit(_) | Side::Engine(_) => self.output(),
+        }
+    }
+
+    /// Runs `reference` once, then each side once, each from zeroed outputs;
+    /// tells for each side whether it gave the reference's bits.
+    pub fn agreement(
+        &mut self,
+        reference: &dyn Engine,
+        sides: &[Side<'_>],
+    ) -> Result<Vec<bool>, String> {
+        self.reset()?;
+        self.run(reference)?;
+        let want = self.output()?;
+        sides
+            .iter()
+            .map(|&side| {
+                self.reset()?;
+                self.run_side(side)?;
+                Ok(self.side_output(side)? == want)
+            })
+            .collect()
+    }
+
+    /// Runs the kernel on `jit` until a run compiles nothing: a kernel that
+    /// starts at the baseline tier is recompiled optimized after enough lanes,
+    /// and that compile must not land in a timed run.
+    fn settle(&mut self, jit: &Jit) -> Result<(), String> {
+        for _ in 0..4 {
+            let before = jit.compile_count();
+            self.run(jit)?;
+            if jit.compile_count() == before {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -178,37 +237,61 @@ pub fn jit_with_threads(threads: usize) -> Jit {
     })
 }
 
-/// Median of `reps` timings of `f` (after one warm-up call).
-pub fn median_time(reps: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut t: Vec<Duration> = (0..reps.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[t.len() / 2]
+/// The sides of one workload timed together: labels, bit-exactness against the
+/// 1-thread JIT, medians.
+struct Comparison {
+    lanes: usize,
+    labels: Vec<String>,
+    exact: Vec<bool>,
+    times: Vec<Sample>,
 }
 
-/// Compile time per 100 instructions of the 16/256/1024-op bench kernels at
-/// `tier`, as (instructions, ms per 100).
-fn compile_ms_per_100_ops(tier: Tier) -> Vec<(usize, f64)> {
-    [16usize, 256, 1024]
-        .into_iter()
-        .map(|ops| {
-            let k = parse(&kernels::sized_text(ops));
-            let n = k.op_count();
-            // Median of 15 fresh engines after a warm-up: one compile is a few
-            // hundred microseconds, so three samples were mostly noise.
-            let t = median_time(15, || {
-                let fresh = Jit::default();
-                let _ = fresh.compile_at(&k, 256, tier);
-            });
-            (n, t.as_secs_f64() * 1e3 * 100.0 / n as f64)
-        })
-        .collect()
+/// Checks every side against `reference`, runs the JITs until they stop
+/// compiling, then times the sides alternated.
+fn compare(w: &mut Workload, reference: &Jit, sides: &[Side<'_>]) -> Result<Comparison, String> {
+    let exact = w.agreement(reference, sides)?;
+    for side in sides {
+        if let Side::Jit(j) = side {
+            w.settle(j)?;
+        }
+    }
+    let times = timing::alternated(REPS, sides.len(), timing::WARM, |i| w.run_side(sides[i]))?;
+    Ok(Comparison {
+        lanes: w.lanes(),
+        labels: sides.iter().map(Side::label).collect(),
+        exact,
+        times,
+    })
+}
+
+/// What a row is to reach.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Target {
+    AtLeast(f64),
+    AtMost(f64),
+    /// Reported, no target.
+    None,
+}
+
+impl Target {
+    /// Whether `v` meets the target (`None` without one).
+    pub fn met(self, v: f64) -> Option<bool> {
+        match self {
+            Target::AtLeast(t) => Some(v >= t),
+            Target::AtMost(t) => Some(v <= t),
+            Target::None => None,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::AtLeast(t) => write!(f, ">= {t}"),
+            Target::AtMost(t) => write!(f, "<= {t}"),
+            Target::None => f.write_str("-"),
+        }
+    }
 }
 
 /// One row of the quick report.
@@ -216,140 +299,600 @@ pub struct Row {
     pub key: &'static str,
     pub value: f64,
     pub unit: &'static str,
-    pub target: &'static str,
+    pub target: Target,
     pub note: String,
+    /// A side disagreed with the JIT, or the measurement could not be made:
+    /// the value means nothing.
+    pub failed: bool,
+}
+
+impl Row {
+    /// A row that could not be measured.
+    pub fn failure(key: &'static str, unit: &'static str, target: Target, why: String) -> Row {
+        Row {
+            key,
+            value: f64::NAN,
+            unit,
+            target,
+            note: why,
+            failed: true,
+        }
+    }
+
+    /// `FAILED`, `ok`, `MISS`, or `-` for a row without a target.
+    pub fn status(&self) -> &'static str {
+        if self.failed || !self.value.is_finite() {
+            return "FAILED";
+        }
+        match self.target.met(self.value) {
+            Some(true) => "ok",
+            Some(false) => "MISS",
+            None => "-",
+        }
+    }
+}
+
+/// `v` with at least `sig` significant digits and at least three decimals
+/// (`3.200`, `0.0273`, `0.000381`): the reduce ratios are far below 0.001.
+pub fn figure(v: f64, sig: i32) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v:.3}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (sig - 1 - magnitude).max(3) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// The quick report: the rows and the conditions they were measured in.
+pub struct Report {
+    /// 1-minute load average before the first measurement.
+    pub load_start: Option<f64>,
+    /// ... and after the last (the report's own runs raise it by up to ~1).
+    pub load_end: Option<f64>,
+    pub rows: Vec<Row>,
+}
+
+/// `yes`, or `NO` with the sides that disagreed.
+fn exactness(c: &Comparison, sides: &[usize]) -> (bool, String) {
+    let bad: Vec<&str> = sides
+        .iter()
+        .filter(|&&i| !c.exact[i])
+        .map(|&i| c.labels[i].as_str())
+        .collect();
+    if bad.is_empty() {
+        (true, "bit-exact yes".into())
+    } else {
+        (
+            false,
+            format!("bit-exact NO ({} differ from jit 1t)", bad.join(", ")),
+        )
+    }
+}
+
+/// `base / over` in CPU time on `clock`: how many times faster `over` is.
+fn ratio_row(
+    key: &'static str,
+    target: Target,
+    c: &Comparison,
+    base: usize,
+    over: usize,
+    clock: Clock,
+) -> Row {
+    let (b, o) = (c.times[base], c.times[over]);
+    let (exact, what) = exactness(c, &[base, over]);
+    let cpu = match clock {
+        Clock::Thread => "thread CPU",
+        Clock::Process => "process CPU",
+    };
+    Row {
+        key,
+        value: b.cpu(clock).as_secs_f64() / o.cpu(clock).as_secs_f64(),
+        unit: "x",
+        target,
+        note: format!(
+            "{} lanes, {cpu}: {} {}, {} {}; wall {} / {} = {}x; {what}",
+            c.lanes,
+            c.labels[base],
+            short(b.cpu(clock)),
+            c.labels[over],
+            short(o.cpu(clock)),
+            short(b.wall),
+            short(o.wall),
+            figure(b.wall.as_secs_f64() / o.wall.as_secs_f64(), 3),
+        ),
+        failed: !exact,
+    }
+}
+
+/// Wall time of `one` over `two` (a speedup only shows in wall time; the CPU
+/// times, summed over threads, show what the second thread cost), with the
+/// native split's own speedup as the machine's reference.
+fn speedup_row(
+    key: &'static str,
+    c: &Comparison,
+    (one, two): (usize, usize),
+    (native_one, native_two): (usize, usize),
+) -> Row {
+    let (a, b) = (c.times[one], c.times[two]);
+    let (na, nb) = (c.times[native_one], c.times[native_two]);
+    let (exact, what) = exactness(c, &[one, two]);
+    Row {
+        key,
+        value: a.wall.as_secs_f64() / b.wall.as_secs_f64(),
+        unit: "x",
+        target: Target::AtLeast(1.8),
+        note: format!(
+            "{} lanes, wall: {} {}, {} {}; process CPU {} / {}; {}/{} on the same \
+             machine: {}x wall; {what}",
+            c.lanes,
+            c.labels[one],
+            short(a.wall),
+            c.labels[two],
+            short(b.wall),
+            short(a.process_cpu),
+            short(b.process_cpu),
+            c.labels[native_one],
+            c.labels[native_two],
+            figure(na.wall.as_secs_f64() / nb.wall.as_secs_f64(), 3),
+        ),
+        failed: !exact,
+    }
+}
+
+/// The sized kernels' `--json` keys, by the rounds asked for
+/// ([`kernels::sized_text`]); the names carry the op counts they give.
+const COMPILE_SIZES: [(usize, &str); 3] = [
+    (16, "compile_ms_per_100_ops_30"),
+    (256, "compile_ms_per_100_ops_258"),
+    (1024, "compile_ms_per_100_ops_1026"),
+];
+
+/// Compile CPU time per 100 instructions of each sized kernel at `tier`: the
+/// median of 15 fresh engines after a warm-up (one compile is a few hundred
+/// microseconds, so a few samples were mostly noise). The engine is made and
+/// dropped outside the timing.
+fn compile_per_100(tier: Tier) -> Result<Vec<(usize, Sample)>, String> {
+    COMPILE_SIZES
+        .iter()
+        .map(|&(ops, _)| {
+            let k = parse(&kernels::sized_text(ops));
+            let n = k.op_count();
+            let mut samples = Vec::new();
+            for i in 0..16 {
+                let fresh = Jit::default();
+                let (r, s) = timing::sample(|| fresh.compile_at(&k, 256, tier));
+                r.map_err(|e| format!("{n}-op kernel does not compile: {e}"))?;
+                if i > 0 {
+                    samples.push(s);
+                }
+            }
+            let m = timing::median(&samples);
+            let per = |d: std::time::Duration| d * 100 / n as u32;
+            Ok((
+                n,
+                Sample {
+                    wall: per(m.wall),
+                    thread_cpu: per(m.thread_cpu),
+                    process_cpu: per(m.process_cpu),
+                },
+            ))
+        })
+        .collect()
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn compile_rows(rows: &mut Vec<Row>) {
+    match compile_per_100(Tier::Baseline) {
+        Ok(per) => {
+            let sizes = per
+                .iter()
+                .map(|(n, s)| format!("{n} ops {:.3}", ms(s.thread_cpu)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            rows.push(Row {
+                key: "compile_ms_per_100_ops",
+                value: per.iter().map(|p| ms(p.1.thread_cpu)).fold(0.0, f64::max),
+                unit: "ms",
+                target: Target::AtMost(1.0),
+                note: format!("baseline tier, largest of: {sizes} (thread CPU ms per 100 ops)"),
+                failed: false,
+            });
+            for ((_, key), (n, s)) in COMPILE_SIZES.iter().zip(&per) {
+                rows.push(Row {
+                    key,
+                    value: ms(s.thread_cpu),
+                    unit: "ms",
+                    target: Target::AtMost(1.0),
+                    note: format!(
+                        "baseline tier, {n}-op kernel, thread CPU (wall {:.3} ms)",
+                        ms(s.wall)
+                    ),
+                    failed: false,
+                });
+            }
+        }
+        Err(e) => rows.push(Row::failure(
+            "compile_ms_per_100_ops",
+            "ms",
+            Target::AtMost(1.0),
+            e,
+        )),
+    }
+    rows.push(match compile_per_100(Tier::Optimized) {
+        Ok(per) => Row {
+            key: "compile_optimized_ms_per_100_ops",
+            value: per.iter().map(|p| ms(p.1.thread_cpu)).fold(0.0, f64::max),
+            unit: "ms",
+            target: Target::None,
+            note: format!(
+                "optimized tier (what kernels running many lanes are recompiled at), largest of: {}",
+                per.iter()
+                    .map(|(n, s)| format!("{n} ops {:.3}", ms(s.thread_cpu)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            failed: false,
+        },
+        Err(e) => Row::failure("compile_optimized_ms_per_100_ops", "ms", Target::None, e),
+    });
+}
+
+/// Median CPU µs of a cache hit: 21 samples of 100 hits each (one clock read
+/// costs a fair part of a single hit).
+fn cache_hit_row(jit: &Jit) -> Row {
+    const HITS: u32 = 100;
+    let k = parse(&kernels::sized_text(256));
+    if let Err(e) = jit.compile(&k, 256) {
+        return Row::failure("cache_hit_us", "us", Target::AtMost(5.0), e.to_string());
+    }
+    let samples: Vec<Sample> = (0..21)
+        .map(|_| {
+            timing::sample(|| {
+                for _ in 0..HITS {
+                    let _ = jit.compile(&k, 256);
+                }
+            })
+            .1
+        })
+        .collect();
+    let m = timing::median(&samples);
+    Row {
+        key: "cache_hit_us",
+        value: m.thread_cpu.as_secs_f64() * 1e6 / f64::from(HITS),
+        unit: "us",
+        target: Target::AtMost(5.0),
+        note: format!(
+            "{}-op kernel, thread CPU (wall {:.2} us)",
+            k.op_count(),
+            m.wall.as_secs_f64() * 1e6 / f64::from(HITS)
+        ),
+        failed: false,
+    }
+}
+
+/// `--json` order: the six original keys first, then the rest in this order;
+/// rows not listed (the ISA rows) follow.
+pub const KEY_ORDER: [&str; 21] = [
+    "alu_vs_native",
+    "saxpy_vs_native",
+    "jit_vs_interpreter",
+    "compile_ms_per_100_ops",
+    "cache_hit_us",
+    "two_thread_speedup",
+    "alu_vs_simd_native",
+    "saxpy_vs_simd_native",
+    "divergent_vs_native",
+    "divergent_vs_simd_native",
+    "reduce_vs_native",
+    "reduce_vs_simd_native",
+    "saxpy_two_thread_speedup",
+    "alu_two_thread_vs_native",
+    "alu_two_thread_vs_simd_native",
+    "saxpy_two_thread_vs_native",
+    "saxpy_two_thread_vs_simd_native",
+    "compile_ms_per_100_ops_30",
+    "compile_ms_per_100_ops_258",
+    "compile_ms_per_100_ops_1026",
+    "compile_optimized_ms_per_100_ops",
+];
+
+/// Rows of `keys` for a comparison that could not be made.
+fn failed_rows(rows: &mut Vec<Row>, keys: &[&'static str], why: &str) {
+    for key in keys {
+        rows.push(Row::failure(key, "x", Target::None, why.to_string()));
+    }
 }
 
 /// The quick benchmark set of `wavejit bench` (well under a minute): the IR
 /// kernels, then the ISA rows of [`isa_report::isa_rows`].
-pub fn quick_report() -> Vec<Row> {
+pub fn quick_report() -> Report {
+    let load_start = timing::load_average();
     let mut rows = Vec::new();
-    let jit = Jit::default();
-    let ratio = |native: Duration, jit: Duration| native.as_secs_f64() / jit.as_secs_f64();
-
-    let mut alu = Workload::alu(1 << 18);
-    let exact = alu.agrees(&jit);
-    let tj = median_time(5, || alu.run(&jit));
-    let tn = median_time(5, || {
-        alu.run_native();
-    });
-    rows.push(Row {
-        key: "alu_vs_native",
-        value: ratio(tn, tj),
-        unit: "x",
-        target: ">= 0.5",
-        note: format!("jit {tj:.2?}, native {tn:.2?}, bit-exact {exact}"),
-    });
-
-    let mut saxpy = Workload::saxpy(1 << 22); // 16 MiB per buffer
-    let exact = saxpy.agrees(&jit);
-    let tj = median_time(5, || saxpy.run(&jit));
-    let tn = median_time(5, || {
-        saxpy.run_native();
-    });
-    rows.push(Row {
-        key: "saxpy_vs_native",
-        value: ratio(tn, tj),
-        unit: "x",
-        target: ">= 0.7",
-        note: format!(
-            "jit {tj:.2?}, native {tn:.2?} (native includes its allocation), bit-exact {exact}"
-        ),
-    });
-
-    let mut div = Workload::divergent(1 << 16);
-    let exact = div.agrees(&jit);
-    let tj = median_time(5, || div.run(&jit));
-    let tn = median_time(5, || {
-        div.run_native();
-    });
-    rows.push(Row {
-        key: "divergent_vs_native",
-        value: ratio(tn, tj),
-        unit: "x",
-        target: "-",
-        note: format!("jit {tj:.2?}, native {tn:.2?}, bit-exact {exact}"),
-    });
-
-    let mut red = Workload::reduce(1 << 18);
-    let exact = red.agrees(&jit);
-    let tj = median_time(5, || red.run(&jit));
-    let tn = median_time(5, || {
-        red.run_native();
-    });
-    rows.push(Row {
-        key: "reduce_vs_native",
-        value: ratio(tn, tj),
-        unit: "x",
-        target: "-",
-        note: format!("jit {tj:.2?}, native {tn:.2?}, bit-exact {exact}"),
-    });
-
-    let small = Workload::alu(1 << 12);
-    let interp = crate::ir::interp::Interpreter::new();
-    let ti = median_time(1, || small.run(&interp));
-    let tj = median_time(5, || small.run(&jit));
-    rows.push(Row {
-        key: "jit_vs_interpreter",
-        value: ratio(ti, tj),
-        unit: "x",
-        target: ">= 100",
-        note: format!("ALU kernel, 4096 lanes: interpreter {ti:.2?}, jit {tj:.2?}"),
-    });
-
-    // What a kernel waits for before its first run (the baseline tier), and
-    // the optimized recompile that kernels running many lanes get (its row
-    // comes after the original eight).
-    let mut compile_rows = [
-        ("compile_ms_per_100_ops", Tier::Baseline, "<= 1"),
-        ("compile_optimized_ms_per_100_ops", Tier::Optimized, "-"),
-    ]
-    .map(|(key, tier, target)| {
-        let per_100 = compile_ms_per_100_ops(tier);
-        Row {
-            key,
-            value: per_100.iter().map(|p| p.1).fold(0.0, f64::max),
-            unit: "ms",
-            target,
-            note: format!(
-                "{tier:?} tier: {}",
-                per_100
-                    .iter()
-                    .map(|(n, ms)| format!("{n} ops: {ms:.3} ms/100"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
-    })
-    .into_iter();
-    rows.extend(compile_rows.next());
-
-    let k = parse(&kernels::sized_text(256));
-    let _ = jit.compile(&k, 256);
-    let hit = median_time(101, || {
-        let _ = jit.compile(&k, 256);
-    });
-    rows.push(Row {
-        key: "cache_hit_us",
-        value: hit.as_secs_f64() * 1e6,
-        unit: "us",
-        target: "<= 5",
-        note: format!("{}-op kernel", k.op_count()),
-    });
-
-    let big = Workload::alu(1 << 18);
     let one = jit_with_threads(1);
     let two = jit_with_threads(2);
-    let t1 = median_time(5, || big.run(&one));
-    let t2 = median_time(5, || big.run(&two));
-    rows.push(Row {
-        key: "two_thread_speedup",
-        value: ratio(t1, t2),
-        unit: "x",
-        target: ">= 1.8",
-        note: format!("ALU kernel: 1 thread {t1:.2?}, 2 threads {t2:.2?}"),
+    let native = |twin, threads| Side::Native { twin, threads };
+    let (scalar1, simd1) = (native(Twin::Scalar, 1), native(Twin::Simd, 1));
+    let (scalar2, simd2) = (native(Twin::Scalar, 2), native(Twin::Simd, 2));
+
+    // 1 thread each: the JIT against the plain and the SIMD loop.
+    for (mut w, keys, targets) in [
+        (
+            Workload::alu(1 << 18),
+            ["alu_vs_native", "alu_vs_simd_native"],
+            [Target::AtLeast(0.5), Target::AtLeast(1.0)],
+        ),
+        (
+            Workload::divergent(1 << 16),
+            ["divergent_vs_native", "divergent_vs_simd_native"],
+            [Target::AtLeast(0.5), Target::None],
+        ),
+        (
+            Workload::reduce(1 << 18),
+            ["reduce_vs_native", "reduce_vs_simd_native"],
+            [Target::AtLeast(0.1), Target::None],
+        ),
+    ] {
+        match compare(&mut w, &one, &[Side::Jit(&one), scalar1, simd1]) {
+            Ok(c) => {
+                rows.push(ratio_row(keys[0], targets[0], &c, 1, 0, Clock::Thread));
+                rows.push(ratio_row(keys[1], targets[1], &c, 2, 0, Clock::Thread));
+            }
+            Err(e) => failed_rows(&mut rows, &keys, &e),
+        }
+    }
+
+    // saxpy at 4 Mi lanes on 1 and 2 threads, all six sides alternated.
+    let mut saxpy = Workload::saxpy(1 << 22); // 16 MiB per buffer
+    let sides = [
+        Side::Jit(&one),
+        scalar1,
+        simd1,
+        Side::Jit(&two),
+        scalar2,
+        simd2,
+    ];
+    match compare(&mut saxpy, &one, &sides) {
+        Ok(c) => {
+            let t = Clock::Thread;
+            let p = Clock::Process;
+            rows.push(ratio_row(
+                "saxpy_vs_native",
+                Target::AtLeast(0.5),
+                &c,
+                1,
+                0,
+                t,
+            ));
+            rows.push(ratio_row("saxpy_vs_simd_native", Target::None, &c, 2, 0, t));
+            rows.push(speedup_row("saxpy_two_thread_speedup", &c, (0, 3), (1, 4)));
+            let (n, s) = (
+                "saxpy_two_thread_vs_native",
+                "saxpy_two_thread_vs_simd_native",
+            );
+            rows.push(ratio_row(n, Target::None, &c, 4, 3, p));
+            rows.push(ratio_row(s, Target::None, &c, 5, 3, p));
+        }
+        Err(e) => failed_rows(
+            &mut rows,
+            &[
+                "saxpy_vs_native",
+                "saxpy_vs_simd_native",
+                "saxpy_two_thread_speedup",
+                "saxpy_two_thread_vs_native",
+                "saxpy_two_thread_vs_simd_native",
+            ],
+            &e,
+        ),
+    }
+    drop(saxpy);
+
+    // The ALU kernel at 4 Mi lanes on 1 and 2 threads.
+    let mut big = Workload::alu(1 << 22);
+    let sides = [Side::Jit(&one), Side::Jit(&two), scalar2, simd1, simd2];
+    match compare(&mut big, &one, &sides) {
+        Ok(c) => {
+            let p = Clock::Process;
+            rows.push(speedup_row("two_thread_speedup", &c, (0, 1), (3, 4)));
+            rows.push(ratio_row(
+                "alu_two_thread_vs_native",
+                Target::None,
+                &c,
+                2,
+                1,
+                p,
+            ));
+            let s = "alu_two_thread_vs_simd_native";
+            rows.push(ratio_row(s, Target::None, &c, 4, 1, p));
+        }
+        Err(e) => failed_rows(
+            &mut rows,
+            &[
+                "two_thread_speedup",
+                "alu_two_thread_vs_native",
+                "alu_two_thread_vs_simd_native",
+            ],
+            &e,
+        ),
+    }
+    drop(big);
+
+    let mut small = Workload::alu(1 << 12);
+    let interp = crate::ir::interp::Interpreter::new();
+    let key = "jit_vs_interpreter";
+    match compare(&mut small, &one, &[Side::Engine(&interp), Side::Jit(&one)]) {
+        Ok(c) => rows.push(ratio_row(
+            key,
+            Target::AtLeast(100.0),
+            &c,
+            0,
+            1,
+            Clock::Thread,
+        )),
+        Err(e) => failed_rows(&mut rows, &[key], &e),
+    }
+
+    compile_rows(&mut rows);
+    rows.push(cache_hit_row(&one));
+
+    rows.sort_by_key(|r| {
+        KEY_ORDER
+            .iter()
+            .position(|k| *k == r.key)
+            .unwrap_or(usize::MAX)
     });
-    rows.extend(compile_rows);
     rows.extend(isa_report::isa_rows());
-    rows
+    Report {
+        load_start,
+        load_end: timing::load_average(),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sized_kernels_have_the_op_counts_their_keys_name() {
+        for (ops, key) in COMPILE_SIZES {
+            let n = parse(&kernels::sized_text(ops)).op_count();
+            assert_eq!(key, format!("compile_ms_per_100_ops_{n}"));
+        }
+    }
+
+    #[test]
+    fn every_side_of_every_workload_gives_the_jit_bits() {
+        let one = jit_with_threads(1);
+        let two = jit_with_threads(2);
+        let interp = crate::ir::interp::Interpreter::new();
+        for mut w in [
+            Workload::alu(1024),
+            Workload::saxpy(1024),
+            Workload::divergent(1024),
+            Workload::reduce(1024),
+        ] {
+            let mut sides = vec![Side::Jit(&two), Side::Engine(&interp)];
+            for twin in [Twin::Scalar, Twin::Simd] {
+                for threads in [1, 2] {
+                    sides.push(Side::Native { twin, threads });
+                }
+            }
+            let exact = w.agreement(&one, &sides).expect("runs");
+            assert_eq!(exact, vec![true; sides.len()], "{}", w.name);
+        }
+    }
+
+    /// An engine that leaves memory as it is: every real side disagrees with it.
+    struct Idle;
+
+    impl Engine for Idle {
+        fn name(&self) -> &str {
+            "idle"
+        }
+
+        fn run(
+            &self,
+            _: &Kernel,
+            _: &Dispatch,
+            _: &dyn crate::ir::GlobalMemory,
+        ) -> Result<(), crate::ir::Fault> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_wrong_output_fails_its_rows() {
+        let one = jit_with_threads(1);
+        let mut w = Workload::alu(512);
+        let sides = [
+            Side::Jit(&one),
+            Side::Native {
+                twin: Twin::Simd,
+                threads: 1,
+            },
+        ];
+        let exact = w.agreement(&Idle, &sides).expect("runs");
+        assert_eq!(exact, [false, false]);
+        let ms = |v| Sample {
+            wall: std::time::Duration::from_millis(v),
+            thread_cpu: std::time::Duration::from_millis(v),
+            process_cpu: std::time::Duration::from_millis(v),
+        };
+        let c = Comparison {
+            lanes: 512,
+            labels: sides.iter().map(Side::label).collect(),
+            exact: vec![true, false],
+            times: vec![ms(2), ms(4)],
+        };
+        let row = ratio_row("k", Target::AtLeast(0.5), &c, 1, 0, Clock::Thread);
+        assert_eq!(row.value, 2.0);
+        assert!(row.failed);
+        assert_eq!(row.status(), "FAILED");
+        assert!(row.note.contains("bit-exact NO (simd 1t"), "{}", row.note);
+        let good = ratio_row("k", Target::AtLeast(0.5), &c, 0, 0, Clock::Thread);
+        assert_eq!(good.status(), "ok");
+    }
+
+    #[test]
+    fn the_saxpy_output_holds_the_values() {
+        let one = jit_with_threads(1);
+        let mut w = Workload::saxpy(256);
+        assert_eq!(w.agreement(&one, &[]).expect("runs"), Vec::<bool>::new());
+        let out = w.output().expect("reads");
+        // x[2] = -29.75, y = 2.5 * -29.75 + 0.
+        assert_eq!(out[8..12], (-74.375f32).to_le_bytes());
+    }
+
+    #[test]
+    fn status_marks_failures_and_misses() {
+        let row = |value, target, failed| Row {
+            key: "k",
+            value,
+            unit: "x",
+            target,
+            note: String::new(),
+            failed,
+        };
+        assert_eq!(row(0.6, Target::AtLeast(0.5), false).status(), "ok");
+        assert_eq!(row(0.4, Target::AtLeast(0.5), false).status(), "MISS");
+        assert_eq!(row(1.2, Target::AtMost(1.0), false).status(), "MISS");
+        assert_eq!(row(3.0, Target::None, false).status(), "-");
+        assert_eq!(row(9.0, Target::AtLeast(0.5), true).status(), "FAILED");
+        assert_eq!(row(f64::NAN, Target::None, false).status(), "FAILED");
+        assert_eq!(Target::AtLeast(1.8).to_string(), ">= 1.8");
+        assert_eq!(Target::AtMost(1.0).to_string(), "<= 1");
+    }
+
+    #[test]
+    fn figures_keep_their_significant_digits() {
+        assert_eq!(figure(3.2004, 3), "3.200");
+        assert_eq!(figure(196.0, 3), "196.000");
+        assert_eq!(figure(0.02734, 3), "0.0273");
+        assert_eq!(figure(0.000_381_2, 3), "0.000381");
+        assert_eq!(figure(0.000_381_2, 4), "0.0003812");
+        assert_eq!(figure(0.0, 3), "0.000");
+        assert_eq!(figure(f64::NAN, 3), "NaN");
+    }
+
+    #[test]
+    fn key_order_starts_with_the_six_original_keys() {
+        assert_eq!(
+            KEY_ORDER[..6],
+            [
+                "alu_vs_native",
+                "saxpy_vs_native",
+                "jit_vs_interpreter",
+                "compile_ms_per_100_ops",
+                "cache_hit_us",
+                "two_thread_speedup",
+            ]
+        );
+        let mut sorted = KEY_ORDER.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), KEY_ORDER.len());
+    }
 }

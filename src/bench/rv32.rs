@@ -14,6 +14,7 @@ use wavejit_runtime::mmio::regs::{
 use wavejit_runtime::mmio::{DeviceConfig, GpgpuDevice};
 
 use super::side::{ALU_ROUNDS, BenchError, Computation, GROUP, NativeRun, SAXPY_A, SideBySide};
+use super::timing::Clock;
 
 /// VRAM layout: code at 0, x at 16 MiB, y at 32 MiB (saxpy's 16 MiB buffers fit
 /// the default 64 MiB VRAM). Both are `lui`-loadable (low 12 bits zero).
@@ -301,5 +302,11 @@ impl SideBySide for Rv32Workload {
         self.run()?;
         self.native.run();
         Ok(self.output()? == self.native.output_bytes())
+    }
+
+    /// The device's JIT runs on every host thread (its configuration has no
+    /// thread count), so its cost is the CPU time of all of them.
+    fn clock(&self) -> Clock {
+        Clock::Process
     }
 }

@@ -3,6 +3,7 @@
 //! error a benchmark run reports instead of panicking.
 
 use super::kernels;
+use super::timing::Clock;
 
 /// Rounds of the ALU kernel (as in the IR `alu` workload).
 pub const ALU_ROUNDS: usize = 64;
@@ -54,6 +55,12 @@ pub trait SideBySide {
     /// Resets both outputs, runs each side once and tells whether they agree bit
     /// for bit.
     fn agrees(&mut self) -> Result<bool, BenchError>;
+    /// The CPU clock the two sides are compared on: the calling thread's when
+    /// the device runs on it alone, the whole process's when the device uses
+    /// more threads than the 1-thread native loop.
+    fn clock(&self) -> Clock {
+        Clock::Thread
+    }
 }
 
 /// The native side: inputs and outputs allocated once, outside the timing.

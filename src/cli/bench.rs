@@ -2,32 +2,80 @@
 
 use std::process::ExitCode;
 
+use wavejit::bench::{Target, figure};
+
 use super::CliError;
 
+fn load(l: Option<f64>) -> String {
+    l.map_or_else(|| "unknown".into(), |v| format!("{v:.2}"))
+}
+
+/// Prints the report; fails (exit code 1) when a row failed, so that a side
+/// that disagrees with the JIT cannot pass unnoticed.
 pub fn run(json: bool) -> Result<ExitCode, CliError> {
-    let rows = wavejit::bench::quick_report();
+    let report = wavejit::bench::quick_report();
+    let rows = &report.rows;
+    // The figures mean little on a busy machine: the load comes first.
+    let start = format!("load average (1 min) at start: {}", load(report.load_start));
+    if json {
+        // stdout stays one JSON object.
+        eprintln!("{start}");
+    } else {
+        println!("{start}");
+    }
     if json {
         let fields: Vec<String> = rows
             .iter()
-            .map(|r| format!("\"{}\": {}", r.key, json_number(r.value)))
+            .map(|r| {
+                let v = if r.failed { f64::NAN } else { r.value };
+                format!("\"{}\": {}", r.key, json_number(v))
+            })
             .collect();
         println!("{{{}}}", fields.join(", "));
     } else {
-        println!("{:<32} {:>10}  {:<8} note", "measure", "value", "target");
-        for r in &rows {
+        println!(
+            "SIMD twins: {}; 1-thread rows in thread CPU time, 2-thread rows in process CPU \
+             time, speedups in wall time; median of {} alternated runs, each after {} ms of \
+             untimed runs of the same side",
+            wavejit::bench::simd::path(),
+            wavejit::bench::timing::REPS,
+            wavejit::bench::timing::WARM.as_millis()
+        );
+        println!(
+            "{:<34} {:>10}  {:<8} {:<6} note",
+            "measure", "value", "target", "status"
+        );
+        for r in rows {
             println!(
-                "{:<32} {:>9.3}{:<2} {:<8} {}",
-                r.key, r.value, r.unit, r.target, r.note
+                "{:<34} {:>9}{:<2} {:<8} {:<6} {}",
+                r.key,
+                figure(r.value, 3),
+                r.unit,
+                r.target.to_string(),
+                r.status(),
+                r.note
             );
         }
+        let misses = rows.iter().filter(|r| r.status() == "MISS").count();
+        println!(
+            "{misses} of {} targets missed; load average (1 min) at end: {} (includes this run)",
+            rows.iter().filter(|r| r.target != Target::None).count(),
+            load(report.load_end)
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    let failed: Vec<&str> = rows.iter().filter(|r| r.failed).map(|r| r.key).collect();
+    if failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("wavejit bench: FAILED rows: {}", failed.join(", "));
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 /// JSON has no NaN or infinity; report them as null.
 fn json_number(v: f64) -> String {
     if v.is_finite() {
-        format!("{v:.4}")
+        figure(v, 4)
     } else {
         "null".into()
     }
