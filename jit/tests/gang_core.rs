@@ -304,3 +304,35 @@ block0:
         assert_eq!(words[2 * lane as usize + 1], lane + 3, "lane {lane}");
     }
 }
+
+/// 64-bit multiplies: by a power of two (a shift) and of two lane values
+/// (`I64X2` multiply), with products past 32 bits.
+#[test]
+fn wide_multiplies_by_constants_and_lane_values() {
+    let k = parse(
+        "kernel @mul64 shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = zext.i32.i64 v0
+  v2 = const.i64 8
+  v3 = imul.i64 v1, v2
+  v4 = const.i64 0x10000000
+  v5 = iadd.i64 v4, v3
+  v6 = const.i64 0x123456789
+  v7 = iadd.i64 v1, v6
+  v8 = imul.i64 v7, v7
+  store.global.i64 v5, v8
+  exit
+}
+",
+    );
+    let d = Dispatch::new([1, 1, 1], [19, 1, 1]);
+    let out = compare(&k, &d, &[0; 152], &[]);
+    assert_eq!(out.fault, None);
+    for lane in 0..19u64 {
+        let at = 8 * lane as usize;
+        let got = u64::from_le_bytes(out.memory[at..at + 8].try_into().unwrap_or([0; 8]));
+        let x = lane + 0x1_2345_6789;
+        assert_eq!(got, x.wrapping_mul(x), "lane {lane}");
+    }
+}

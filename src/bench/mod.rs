@@ -736,6 +736,19 @@ pub fn quick_report() -> Report {
 
     compile_rows(&mut rows);
     rows.push(cache_hit_row(&one));
+    // No silent fallback: every dispatch above must have run compiled code.
+    let fallbacks = one.interpreter_fallbacks() + two.interpreter_fallbacks();
+    rows.push(Row {
+        key: "interpreter_fallbacks",
+        value: fallbacks as f64,
+        unit: "",
+        target: Target::AtMost(0.0),
+        note: format!(
+            "dispatches of the IR kernels above that ran on the interpreter instead of the JIT (core {:?})",
+            one.config().core
+        ),
+        failed: false,
+    });
 
     rows.sort_by_key(|r| {
         KEY_ORDER

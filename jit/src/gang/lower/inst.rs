@@ -411,11 +411,33 @@ impl GLower<'_, '_> {
                 .collect();
             return Ok(Some(r));
         }
-        let inline = match op {
-            IBinOp::Add | IBinOp::Sub | IBinOp::And | IBinOp::Or | IBinOp::Xor => true,
-            IBinOp::Mul => !w,
-            _ => false,
-        };
+        if op == IBinOp::Mul && w {
+            // Address arithmetic multiplies by element sizes: a shift.
+            let pow2 = |v: wj::Value| {
+                crate::plan::const_bits(self.kernel, v).filter(|b| b.is_power_of_two())
+            };
+            let shifted = match (pow2(args[1]), pow2(args[0])) {
+                (Some(b), _) => Some((args[0], b)),
+                (None, Some(b)) => Some((args[1], b)),
+                _ => None,
+            };
+            if let Some((x, b)) = shifted {
+                let a = self.val(x)?;
+                let amt = self.iconst(types::I32, i64::from(b.trailing_zeros()));
+                let r = a
+                    .iter()
+                    .map(|&v| {
+                        let v = self.i64x2_of(v);
+                        self.b.ins().ishl(v, amt)
+                    })
+                    .collect();
+                return Ok(Some(r));
+            }
+        }
+        let inline = matches!(
+            op,
+            IBinOp::Add | IBinOp::Sub | IBinOp::And | IBinOp::Or | IBinOp::Xor | IBinOp::Mul
+        );
         if !inline {
             return Ok(None);
         }
@@ -513,6 +535,18 @@ impl GLower<'_, '_> {
 
     /// An f32 operand after `denorm_in`.
     fn fval(&mut self, v: wj::Value, mode: &FloatMode) -> Result<Gv, JitError> {
+        if mode.denorm_in != Denorm::Preserve
+            && let Some(bits) = crate::plan::const_bits(self.kernel, v)
+        {
+            // A constant is flushed here, once.
+            let bits = bits as u32;
+            let flushed = if bits & EXP as u32 == 0 {
+                bits & SIGN as u32
+            } else {
+                bits
+            };
+            return Ok(vec![self.splat(i64::from(flushed), false); self.g]);
+        }
         let x = self.val(v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
