@@ -1,10 +1,10 @@
 //! Cranelift JIT for wavejit IR kernels.
 //!
-//! Two execution cores run the same plan ([`plan`] cuts a kernel into
+//! Two execution cores run the same plan (`plan` cuts a kernel into
 //! *segments* between barriers and cross-lane instructions, and segments into
 //! *runs* that hold any loads or one store, so a run can go lane by lane or
 //! chunk by chunk without other lanes telling the difference):
-//! - the **gang core** ([`gang`]): one function per kernel runs a whole round
+//! - the **gang core** (`gang`): one function per kernel runs a whole round
 //!   of a batch with the scheduler inside. Per-lane pcs live in an array read
 //!   four lanes at a time; a wave's lowest pc picks the segment, the lanes at
 //!   it form the execution mask, and each run executes chunk by chunk (16 lanes
@@ -14,7 +14,7 @@
 //!   Memory accesses with consecutive addresses inside one region are one
 //!   vector access per four lanes; everything not inlined goes lane by lane
 //!   through helpers built on the interpreter's own definitions.
-//! - the **lane core** ([`codegen`], [`exec`]): `fn(ctx, seg, list, n, limit)`
+//! - the **lane core** (`codegen`, `exec`): `fn(ctx, seg, list, n, limit)`
 //!   runs a segment for a list of co-active lanes, lane by lane (values inside
 //!   a run are SSA values, others in a per-lane slab; long pure i32/f32
 //!   stretches run 16 lanes at a time), scheduled from Rust. It compiles in a
@@ -26,7 +26,7 @@
 //! large dispatch ([`Tier::Optimized`]). Both follow the interpreter's
 //! schedule (per workgroup, waves in order, lowest pc first, parked lanes
 //! released after a round), so both give its bits, faults included (FAULT
-//! RULE: the lowest faulting lane wins). [`run`] splits a dispatch into
+//! RULE: the lowest faulting lane wins). `run` splits a dispatch into
 //! batches over threads (bit-identical to one thread); [`Jit`] caches compiled
 //! kernels by content and batch width.
 //!

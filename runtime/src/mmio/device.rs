@@ -27,7 +27,7 @@ pub struct DeviceConfig {
     pub vram_size: u64,
     /// Instructions a lane may retire (datasheet: 100,000); `None`: unlimited.
     pub cycle_limit: Option<u32>,
-    /// Record every lane's final registers (see [`GpgpuDevice::lane_contexts`]).
+    /// Record every lane's final registers in VRAM at `launch::CONTEXT_BASE`.
     pub capture_context: bool,
     pub engine: EngineChoice,
 }

@@ -1180,7 +1180,7 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// Stores a gang value as scratch operand `j` (the helpers' format).
-    fn to_scratch(&mut self, j: usize, ty: Type, g: &[ir::Value]) {
+    fn write_scratch(&mut self, j: usize, ty: Type, g: &[ir::Value]) {
         let p = self.scratch_at(j);
         let one = self.splat(1, false);
         for (k, &x) in g.iter().enumerate() {
@@ -1196,7 +1196,7 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// Reads scratch operand `j` as a gang value of type `ty`.
-    fn from_scratch(&mut self, j: usize, ty: Type) -> Gv {
+    fn read_scratch(&mut self, j: usize, ty: Type) -> Gv {
         let p = self.scratch_at(j);
         let vt = if wide(ty) { types::I64X2 } else { types::I32X4 };
         let zero = self.splat(0, false);
@@ -1238,7 +1238,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         for (j, (&a, g)) in args.iter().zip(&gangs).enumerate() {
             let ty = self.kernel.value_type(a);
-            self.to_scratch(j, ty, g);
+            self.write_scratch(j, ty, g);
         }
         let mask = self.mask_ptr();
         let lane0 = self.chunk()?.lane0;
@@ -1253,7 +1253,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let mut out = Vec::with_capacity(results.len());
         for (r, &v) in results.iter().enumerate() {
             let ty = self.kernel.value_type(v);
-            out.push(self.from_scratch(args.len() + r, ty));
+            out.push(self.read_scratch(args.len() + r, ty));
         }
         Ok(out)
     }

@@ -132,7 +132,7 @@ pub struct CsDispatch {
     pub uav_base: u64,
     /// SP_CS_BOOLEAN_CF_MASK: bit N is the condition of `brac.N`.
     pub boolean_cf_mask: u32,
-    /// SP_CS_BINDLESS_BASE[b] as written (address | DESC_SIZE), or its
+    /// `SP_CS_BINDLESS_BASE[b]` as written (address | DESC_SIZE), or its
     /// HLSQ_CS_BINDLESS_BASE mirror where only that was written.
     pub bindless_base: [u64; 5],
 }
