@@ -50,7 +50,8 @@ fn layout(ty: Type) -> Option<Bits> {
     }
 }
 
-fn cc(c: FloatCC) -> FCC {
+/// The Cranelift condition of an IR float comparison (also the gang core's).
+pub(crate) fn cc(c: FloatCC) -> FCC {
     match c {
         FloatCC::Eq => FCC::Equal,
         FloatCC::Ne | FloatCC::Une => FCC::NotEqual,

@@ -5,7 +5,7 @@
 //! per iteration). Inside a run a lane's values are SSA values; values that other
 //! runs read go through the register slab.
 
-mod float;
+pub(crate) mod float;
 mod int;
 mod lane_loop;
 mod mem;

@@ -1,5 +1,6 @@
-//! The memory layout shared by gang code and the Rust side of a batch (a leaf:
-//! it names no other module of the crate).
+//! The memory layout shared by gang code and the Rust side of a batch (it
+//! names only the lane core's ABI: the pc and fault codes and the region cache
+//! entry are the same in both cores).
 //!
 //! Per-lane state is struct-of-arrays so compiled code reads and writes it a
 //! vector at a time: `pc[l]`, `steps[l]`, the builtins. Every IR value has a
@@ -11,15 +12,10 @@
 
 use std::mem::offset_of;
 
-/// Lane pc of a lane that exited or faulted.
-pub const PC_DEAD: u32 = u32::MAX;
+pub use crate::abi::{NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
 /// Set in the pc of a lane parked at a barrier (the pc stays in the low bits):
 /// parked and dead lanes both compare above every runnable pc.
 pub const PARKED: u32 = 1 << 31;
-/// `fault[l]` when lane `l` has not faulted.
-pub const NO_FAULT: u32 = u32::MAX;
-/// `fault[l]` of a watchdog fault (`fault_addr[l]` holds the block entered).
-pub const WATCHDOG_FAULT: u32 = u32::MAX - 1;
 /// Lanes of padding after every per-lane array.
 pub const PAD: usize = 16;
 

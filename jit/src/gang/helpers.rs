@@ -58,6 +58,41 @@ unsafe fn set(buf: *mut u8, chunk: usize, j: usize, ty: Type, k: usize, x: u64) 
     }
 }
 
+/// The memory batch lane `lane` sees, with the interpreter's checks.
+///
+/// # Safety
+/// `ctx` must be the running batch's context and `lane` one of its lanes:
+/// its slot's shared memory and its private memory belong to this thread
+/// while the helper runs.
+unsafe fn lane_memory<'m>(
+    ctx: &GangCtx,
+    host: &'m GangHost<'_>,
+    lane: usize,
+    uniforms: &'m [u8],
+) -> LaneMemory<'m> {
+    let slot = slot_of(host, lane);
+    // SAFETY: every slot has `shared_bytes` of shared memory and every lane
+    // `private_bytes` of private memory (the batch's buffers).
+    let (shared, private) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(
+                ctx.shared.add(slot).read() as *mut u8,
+                host.shared_bytes,
+            ),
+            std::slice::from_raw_parts_mut(
+                ctx.private.add(lane * host.private_bytes),
+                host.private_bytes,
+            ),
+        )
+    };
+    LaneMemory {
+        global: host.hc.memory,
+        uniforms,
+        shared,
+        private,
+    }
+}
+
 /// Records a fault of batch lane `lane` and stops it.
 ///
 /// # Safety
@@ -175,27 +210,8 @@ pub unsafe extern "C" fn wj_gang_access(
     // SAFETY: the mask covers the chunk.
     for k in unsafe { active(mask, chunk) } {
         let lane = lane0 as usize + k;
-        let slot = slot_of(host, lane);
-        // SAFETY: every slot has `shared_bytes` of shared memory and every lane
-        // `private_bytes` of private memory, owned by this batch's thread.
-        let (shared, private) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(
-                    ctx.shared.add(slot).read() as *mut u8,
-                    host.shared_bytes,
-                ),
-                std::slice::from_raw_parts_mut(
-                    ctx.private.add(lane * host.private_bytes),
-                    host.private_bytes,
-                ),
-            )
-        };
-        let mut mem = LaneMemory {
-            global: host.hc.memory,
-            uniforms,
-            shared,
-            private,
-        };
+        // SAFETY: `lane` is a lane of the running batch.
+        let mut mem = unsafe { lane_memory(ctx, host, lane, uniforms) };
         // SAFETY: the arguments are in the buffer.
         let arg = |j: usize| unsafe { get(buf, chunk, j, tys[j], k) };
         let addr = arg(0);
@@ -485,26 +501,8 @@ pub unsafe extern "C" fn wj_gang_redo(
                 }
                 InstKind::Fence(_) => true,
                 InstKind::Load(_) | InstKind::Store(_) => {
-                    // SAFETY: the slot's shared memory and the lane's private
-                    // memory belong to this batch's thread.
-                    let (shared, private) = unsafe {
-                        (
-                            std::slice::from_raw_parts_mut(
-                                ctx.shared.add(slot).read() as *mut u8,
-                                host.shared_bytes,
-                            ),
-                            std::slice::from_raw_parts_mut(
-                                ctx.private.add(lane * host.private_bytes),
-                                host.private_bytes,
-                            ),
-                        )
-                    };
-                    let mut mem = LaneMemory {
-                        global: host.hc.memory,
-                        uniforms,
-                        shared,
-                        private,
-                    };
+                    // SAFETY: `lane` is a lane of the running batch.
+                    let mut mem = unsafe { lane_memory(ctx, host, lane, uniforms) };
                     match &data.kind {
                         InstKind::Load(a) => mem.load(a, args[0], &mut out[..nr]).is_ok(),
                         InstKind::Store(a) => mem.store(a, args[0], &args[1..na]).is_ok(),

@@ -46,24 +46,6 @@ fn icc(c: IntCC) -> ICC {
     }
 }
 
-fn fcc(c: FloatCC) -> FCC {
-    match c {
-        FloatCC::Eq => FCC::Equal,
-        FloatCC::Ne | FloatCC::Une => FCC::NotEqual,
-        FloatCC::Lt => FCC::LessThan,
-        FloatCC::Le => FCC::LessThanOrEqual,
-        FloatCC::Gt => FCC::GreaterThan,
-        FloatCC::Ge => FCC::GreaterThanOrEqual,
-        FloatCC::Ord => FCC::Ordered,
-        FloatCC::Uno => FCC::Unordered,
-        FloatCC::Ueq => FCC::UnorderedOrEqual,
-        FloatCC::Ult => FCC::UnorderedOrLessThan,
-        FloatCC::Ule => FCC::UnorderedOrLessThanOrEqual,
-        FloatCC::Ugt => FCC::UnorderedOrGreaterThan,
-        FloatCC::Uge => FCC::UnorderedOrGreaterThanOrEqual,
-    }
-}
-
 /// The float modes the inline f32 paths cover.
 fn inline_mode(m: &FloatMode) -> bool {
     !m.flags
@@ -360,7 +342,7 @@ impl GLower<'_, '_> {
                         let e = self.b.ins().fcmp(FCC::Equal, x, y);
                         self.b.ins().bor(u, e)
                     } else {
-                        self.b.ins().fcmp(fcc(*cc), x, y)
+                        self.b.ins().fcmp(crate::codegen::float::cc(*cc), x, y)
                     };
                     r.push(self.i32x4_of(m));
                 }
