@@ -63,8 +63,9 @@ pub struct GangCtx {
 
 pub use crate::abi::GcEntry;
 
-/// A compiled gang kernel: runs one round of every live slot's waves (each
-/// until none of its lanes is runnable); returns nonzero if a lane faulted.
+/// A compiled gang kernel: runs rounds of every live slot's waves (each until
+/// none of its lanes is runnable), releasing parked lanes between rounds,
+/// until no lane is parked; returns nonzero if a lane faulted.
 pub type GangFn = unsafe extern "C" fn(ctx: *mut GangCtx) -> u32;
 
 /// Field offsets for compiled code.

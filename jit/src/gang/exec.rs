@@ -1,7 +1,6 @@
 //! The Rust side of a gang batch: per-lane arrays set up once per dispatch,
-//! lanes reset per batch, one compiled call per round (every live wave runs
-//! until none of its lanes is runnable), barrier release between rounds, and
-//! the fault report.
+//! lanes reset per batch, one compiled call per batch (it runs the rounds and
+//! releases barriers itself), and the fault report.
 //!
 //! The schedule is the interpreter's: per workgroup, wave after wave, each wave
 //! lowest pc first, parked lanes released when no lane of the workgroup can
@@ -12,7 +11,7 @@
 use wavejit_ir::{Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, LaneId};
 
 use super::GangCode;
-use super::abi::{GangCtx, NO_FAULT, PAD, PARKED, PC_DEAD, WATCHDOG_FAULT};
+use super::abi::{GangCtx, NO_FAULT, PAD, PC_DEAD, WATCHDOG_FAULT};
 use crate::abi::GcEntry;
 use crate::exec::{HostCtx, LaneFault, fault_kind};
 
@@ -185,17 +184,11 @@ impl<'a> GangRunner<'a> {
                 b.fault_addr[..live_lanes].fill(0);
             }
         }
-        let mut faulted = d.step_limit < 1;
-        loop {
-            let mut ctx = self.ctx(count);
-            // SAFETY: the code was compiled for this kernel and `self.host.lanes`
-            // lanes; every pointer in `ctx` refers to this runner's buffers of
-            // that size (plus PAD lanes) or to the dispatch.
-            faulted |= unsafe { (self.code.func)(&mut ctx) } != 0;
-            if !release(&mut self.bufs.pc[..live_lanes]) {
-                break;
-            }
-        }
+        let mut ctx = self.ctx(count);
+        // SAFETY: the code was compiled for this kernel and `self.host.lanes`
+        // lanes; every pointer in `ctx` refers to this runner's buffers of that
+        // size (plus PAD lanes) or to the dispatch.
+        let faulted = unsafe { (self.code.func)(&mut ctx) } != 0 || d.step_limit < 1;
         if faulted { self.lowest_fault() } else { None }
     }
 
@@ -241,19 +234,6 @@ impl<'a> GangRunner<'a> {
         };
         Some((key, fault))
     }
-}
-
-/// Releases parked lanes past their barrier; tells whether any was parked.
-fn release(pcs: &mut [u32]) -> bool {
-    let mut any = false;
-    for pc in pcs {
-        let parked = *pc & PARKED != 0 && *pc != PC_DEAD;
-        any |= parked;
-        if parked {
-            *pc = (*pc & !PARKED) + 1;
-        }
-    }
-    any
 }
 
 /// Lanes per slot of `kernel`: used by helpers to find a lane's slot.

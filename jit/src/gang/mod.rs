@@ -8,7 +8,8 @@
 //! (`4 * g` lanes: `g` `I32X4`/`F32X4` vectors per value; `plan::Run`s keep the
 //! interpreter's memory order), so uniform and divergent branches, loops and
 //! reconvergence never leave compiled code, and a barrier only parks lanes
-//! until the round ends ([`exec`] releases them and starts the next round).
+//! until the round ends, when the same function releases them and starts the
+//! next round: a batch is one call.
 //!
 //! Exactness: the schedule is the interpreter's (waves in order, lowest pc
 //! first, a run's instructions for the co-active lanes in lane order as far as

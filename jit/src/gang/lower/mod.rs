@@ -502,10 +502,67 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.ins().jump(sched, &[]);
         }
 
+        // End of a round: parked lanes go past their barrier and the next
+        // round starts, without leaving compiled code.
         self.b.switch_to_block(ret);
+        let done = self.b.create_block();
+        let again = self.release_parked(done)?;
+        self.b.switch_to_block(again);
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Slot, zero);
+        self.b.ins().jump(slot_head, &[]);
+        self.b.switch_to_block(done);
         let f = self.ctx_load(types::I32, off::FAULTED);
         self.b.ins().return_(&[f]);
         Ok(())
+    }
+
+    /// Releases every parked lane of the batch (pc past its barrier); jumps
+    /// to the returned block when some lane was parked, else to `none`.
+    fn release_parked(&mut self, none: ir::Block) -> Result<ir::Block, JitError> {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let end = self.b.create_block();
+        let again = self.b.create_block();
+        let i = self.b.append_block_param(head, types::I32);
+        let acc = self.b.append_block_param(head, types::I32X4);
+        let zero = self.iconst(types::I32, 0);
+        let zv = self.b.ins().splat(types::I32X4, zero);
+        self.b.ins().jump(head, &[zero.into(), zv.into()]);
+        self.b.switch_to_block(head);
+        let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let n = self.b.ins().imul(slots, wgl);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, n);
+        self.b.ins().brif(past, end, &[acc.into()], body, &[]);
+        self.b.switch_to_block(body);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let i64v = self.b.ins().uextend(types::I64, i);
+        let p = self.lane_ptr(pcs, i64v, 0);
+        let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+        let bit = self.iconst(types::I32, i64::from(PARKED as i32));
+        let bitv = self.b.ins().splat(types::I32X4, bit);
+        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
+        let deadv = self.b.ins().splat(types::I32X4, dead);
+        let hi = self.b.ins().band(x, bitv);
+        let has = self.b.ins().icmp(CC::NotEqual, hi, zv);
+        let alive = self.b.ins().icmp(CC::NotEqual, x, deadv);
+        let parked = self.b.ins().band(has, alive);
+        // Lanes past the batch's live lanes are dead, so they stay as they are.
+        let low = self.b.ins().band_not(x, bitv);
+        let one = self.iconst(types::I32, 1);
+        let onev = self.b.ins().splat(types::I32X4, one);
+        let next = self.b.ins().iadd(low, onev);
+        let y = self.b.ins().bitselect(parked, next, x);
+        self.b.ins().store(guest(), y, p, 0);
+        let acc2 = self.b.ins().bor(acc, parked);
+        let i2 = self.b.ins().iadd_imm_s(i, 4);
+        self.b.ins().jump(head, &[i2.into(), acc2.into()]);
+        self.b.switch_to_block(end);
+        let acc = self.b.append_block_param(end, types::I32X4);
+        let any = self.b.ins().vany_true(acc);
+        self.b.ins().brif(any, again, &[], none, &[]);
+        Ok(again)
     }
 
     /// Pointer to lane `lane0 + 4 * k` of a per-lane u32 array.
