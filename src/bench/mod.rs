@@ -575,7 +575,7 @@ fn cache_hit_row(jit: &Jit) -> Row {
 
 /// `--json` order: the six original keys first, then the rest in this order;
 /// rows not listed (the ISA rows) follow.
-pub const KEY_ORDER: [&str; 21] = [
+pub const KEY_ORDER: [&str; 22] = [
     "alu_vs_native",
     "saxpy_vs_native",
     "jit_vs_interpreter",
@@ -597,6 +597,7 @@ pub const KEY_ORDER: [&str; 21] = [
     "compile_ms_per_100_ops_258",
     "compile_ms_per_100_ops_1026",
     "compile_optimized_ms_per_100_ops",
+    "interpreter_fallbacks",
 ];
 
 /// Rows of `keys` for a comparison that could not be made.
