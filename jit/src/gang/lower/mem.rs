@@ -79,14 +79,7 @@ impl GLower<'_, '_> {
         }
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
-        let out = out
-            .into_iter()
-            .next()
-            .ok_or(JitError::Malformed("load result"))?;
-        let args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(join);
+        self.helper_into(inst, wj_gang_access as *const (), join)?;
         self.def(res[0], params)
     }
 
@@ -279,14 +272,7 @@ impl GLower<'_, '_> {
         let args: Vec<ir::BlockArg> = (0..self.vecs(ty)).map(|_| x.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
-        let out = out
-            .into_iter()
-            .next()
-            .ok_or(JitError::Malformed("load result"))?;
-        let args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(join);
+        self.helper_into(inst, wj_gang_access as *const (), join)?;
         self.def(res, params)
     }
 }

@@ -1315,6 +1315,26 @@ impl<'a, 'b> GLower<'a, 'b> {
         Ok(out)
     }
 
+    /// In the current (cold) block: `helper` computes `inst` for the chunk,
+    /// and its first result's vectors go to `join`'s parameters; continues in
+    /// `join`.
+    fn helper_into(
+        &mut self,
+        inst: wj::Inst,
+        helper: *const (),
+        join: ir::Block,
+    ) -> Result<(), JitError> {
+        let out = self.cold(|this| this.call_chunk_helper(inst, helper))?;
+        let out = out
+            .into_iter()
+            .next()
+            .ok_or(JitError::Malformed("helper without result"))?;
+        let args: Vec<ir::BlockArg> = out.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
     /// Runs `f` to emit code in a cold block: values and constants it creates
     /// there do not dominate the code after the join, so they are forgotten.
     fn cold<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, JitError>) -> Result<T, JitError> {
