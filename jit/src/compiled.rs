@@ -30,6 +30,8 @@ pub struct Compiled {
     code: std::sync::OnceLock<Result<CompiledCode, String>>,
     /// Code of the gang core, when the kernel was compiled for it.
     pub(crate) gang: Option<GangCode>,
+    /// Why the gang core refused a kernel it was asked to compile.
+    pub(crate) gang_error: Option<String>,
     /// The plan of the gang core: no vector runs (every run is vector code).
     pub(crate) gang_plan: Plan,
     pub(crate) tier: Tier,
@@ -109,21 +111,27 @@ impl Compiled {
             }
         }
         let code = std::sync::OnceLock::new();
+        // A kernel the gang core cannot compile runs on the lane core, which
+        // takes every kernel (`gang_error` keeps why, `Jit` counts it).
+        let mut gang_error = None;
         let gang = if core.gang_at(tier) {
-            Some(crate::gang::compile(
-                kernel,
-                &gang_plan,
-                lanes,
-                crate::gang::vectors_for(tier),
-                tier,
-            )?)
+            let g = crate::gang::vectors_for(tier);
+            match crate::gang::compile(kernel, &gang_plan, lanes, g, tier) {
+                Ok(code) => Some(code),
+                Err(e) => {
+                    gang_error = Some(e.to_string());
+                    None
+                }
+            }
         } else {
+            None
+        };
+        if gang.is_none() {
             let _ = code.set(compile(kernel, &plan, lanes, tier).map_err(|e| e.to_string()));
             if let Some(Err(e)) = code.get() {
                 return Err(JitError::Cranelift(e.clone()));
             }
-            None
-        };
+        }
         let seg_of_pc = plan
             .kinds
             .iter()
@@ -160,6 +168,7 @@ impl Compiled {
             inst_block,
             code,
             gang,
+            gang_error,
             gang_plan,
             tier,
             lanes_run: AtomicU64::new(0),

@@ -185,10 +185,12 @@ pub struct Jit {
     recent: Mutex<Vec<Arc<Compiled>>>,
     compiles: AtomicUsize,
     interpreted: AtomicUsize,
+    lane_core_fallbacks: AtomicUsize,
 }
 
 /// Set (to anything) in tests and CI: a verified kernel the JIT cannot compile
-/// panics naming the reason instead of running on the interpreter unnoticed.
+/// panics naming the reason instead of running on the interpreter unnoticed,
+/// and so does a kernel the gang core refuses (it would run on the lane core).
 pub const NO_FALLBACK_ENV: &str = "WAVEJIT_NO_INTERP_FALLBACK";
 
 fn no_fallback() -> bool {
@@ -213,6 +215,7 @@ impl Jit {
             recent: Mutex::new(Vec::with_capacity(RECENT)),
             compiles: AtomicUsize::new(0),
             interpreted: AtomicUsize::new(0),
+            lane_core_fallbacks: AtomicUsize::new(0),
         }
     }
 
@@ -221,6 +224,12 @@ impl Jit {
     /// dispatches below [`JitConfig::interp_below`]).
     pub fn interpreter_fallbacks(&self) -> usize {
         self.interpreted.load(Ordering::Relaxed)
+    }
+
+    /// How many compilations the gang core refused (they run on the lane
+    /// core, which gives the same bits; a panic under [`NO_FALLBACK_ENV`]).
+    pub fn gang_fallbacks(&self) -> usize {
+        self.lane_core_fallbacks.load(Ordering::Relaxed)
     }
 
     fn interpret(
@@ -370,6 +379,14 @@ impl Jit {
             self.config.core,
         )?);
         self.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Some(e) = &c.gang_error {
+            self.lane_core_fallbacks.fetch_add(1, Ordering::Relaxed);
+            assert!(
+                !no_fallback(),
+                "{NO_FALLBACK_ENV}: the gang core refused kernel `{}`: {e}",
+                kernel.name
+            );
+        }
         if let Ok(mut cache) = self.cache.lock() {
             let entry = cache.entry(key).or_default();
             if let Some(o) = &old {

@@ -745,8 +745,9 @@ pub fn quick_report() -> Report {
         unit: "",
         target: Target::AtMost(0.0),
         note: format!(
-            "dispatches of the IR kernels above that ran on the interpreter instead of the JIT (core {:?})",
-            one.config().core
+            "dispatches of the IR kernels above that ran on the interpreter instead of the JIT (core {:?}; kernels the gang core refused: {})",
+            one.config().core,
+            one.gang_fallbacks() + two.gang_fallbacks()
         ),
         failed: false,
     });
