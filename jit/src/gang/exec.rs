@@ -209,11 +209,7 @@ impl<'a> GangRunner<'a> {
             )
         } else {
             let inst = Inst::from_u32(code);
-            let block = kernel
-                .blocks
-                .iter()
-                .find(|(_, b)| b.insts.contains(&inst))
-                .map_or(Block::from_u32(0), |(b, _)| b);
+            let block = self.c.inst_block[inst];
             (
                 block,
                 Some(inst),
