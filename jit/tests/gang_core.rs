@@ -336,3 +336,86 @@ block0:
         assert_eq!(got, x.wrapping_mul(x), "lane {lane}");
     }
 }
+
+/// f32 min/max inline: every pair of special operands (signed zeros,
+/// infinities, a subnormal, quiet and signaling NaNs of both signs), the GPU
+/// NaN-ignoring and IEEE NaN-propagating forms, as they are and with flush
+/// and canonical NaN. Lane i takes operands a[i % 10], b[i / 10].
+#[test]
+fn float_min_max_of_special_operands() {
+    let ops = ["fmin.f32", "fmax.f32", "fminimum.f32", "fmaximum.f32"];
+    let mut body = String::new();
+    let mut next = 40;
+    for (k, op) in ops.iter().enumerate() {
+        for (m, mode) in ["", " ftz nan=0x7fc00000"].iter().enumerate() {
+            let slot = (k * 2 + m) as u64 * 400;
+            body.push_str(&format!(
+                "  v{next} = {op} v30, v31{mode}
+  v{} = bitcast.f32.i32 v{next}
+  v{} = const.i64 {slot}
+  v{} = iadd.i64 v6, v{}
+  store.global.i32 v{}, v{}
+",
+                next + 1,
+                next + 2,
+                next + 3,
+                next + 2,
+                next + 3,
+                next + 1
+            ));
+            next += 4;
+        }
+    }
+    let k = parse(&format!(
+        "kernel @minmax shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 10
+  v21 = urem.i32 v3, v20
+  v22 = udiv.i32 v3, v20
+  v23 = zext.i32.i64 v21
+  v24 = zext.i32.i64 v22
+  v25 = shl.i64 v23, v11
+  v26 = shl.i64 v24, v11
+  v27 = const.i64 0x20000000
+  v28 = iadd.i64 v27, v25
+  v29 = iadd.i64 v27, v26
+  v30 = load.global.f32 v28
+  v31 = load.global.f32 v29
+{body}  exit
+}}
+"
+    ));
+    let specials: [u32; 10] = [
+        0x0000_0000, // +0
+        0x8000_0000, // -0
+        0x3f80_0000, // 1
+        0xbf80_0000, // -1
+        0x7f80_0000, // +inf
+        0xff80_0000, // -inf
+        0x0000_0001, // smallest subnormal
+        0x7fc0_0001, // quiet NaN with payload
+        0xffa0_0002, // negative signaling NaN
+        0x7f80_0003, // signaling NaN
+    ];
+    let ro: Vec<u8> = specials.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let d = Dispatch::new([1, 1, 1], [100, 1, 1]);
+    let out = compare(&k, &d, &[0; 3200], &ro);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    // Spot checks of the rules (the comparison covers every pair); slots are
+    // op * 2 + mode: fmin, fmax, fminimum, fmaximum, each plain then flushed
+    // with canonical NaN.
+    let at = |slot: usize, a: usize, b: usize| got[slot * 100 + b * 10 + a];
+    assert_eq!(at(2, 0, 1), 0x0000_0000, "max(+0, -0) = +0");
+    assert_eq!(at(0, 0, 1), 0x8000_0000, "min(+0, -0) = -0");
+    assert_eq!(at(2, 7, 2), 0x3f80_0000, "max(NaN, 1) = 1");
+    assert_eq!(at(6, 7, 2), 0x7fc0_0001, "maximum(NaN, 1) = NaN");
+    assert_eq!(
+        at(4, 9, 8),
+        0x7fc0_0003,
+        "minimum(sNaN, sNaN') = first quieted"
+    );
+    assert_eq!(at(0, 8, 9), 0xffe0_0002, "min of two NaNs = first quieted");
+    assert_eq!(at(3, 6, 0), 0x0000_0000, "max(+sub, +0) flushed = +0");
+    assert_eq!(at(7, 7, 2), 0x7fc0_0000, "canonical NaN");
+}

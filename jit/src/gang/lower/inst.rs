@@ -256,6 +256,16 @@ impl GLower<'_, '_> {
             }
             InstKind::Cast { op, to } => self.cast(*op, aty, *to, args[0]),
             InstKind::FBinary { op, mode } if aty == Type::F32 && inline_mode(mode) => {
+                if matches!(
+                    op,
+                    FBinOp::Min | FBinOp::Max | FBinOp::Minimum | FBinOp::Maximum
+                ) {
+                    let a = self.fval(args[0], mode)?;
+                    let b = self.fval(args[1], mode)?;
+                    let r = self.minmax(*op, &a, &b);
+                    // The result's NaN is the interpreter's (built here).
+                    return self.float_result(inst, mode, r, false).map(Some);
+                }
                 if !matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div) {
                     return Ok(None);
                 }
@@ -513,6 +523,53 @@ impl GLower<'_, '_> {
             _ => return Ok(None),
         };
         Ok(Some(g))
+    }
+
+    /// f32 min/max by `semantics::minmax`'s rule: operands ordered by a key
+    /// with -0 below +0 (equal: the first); GPU `Min`/`Max` ignore one NaN
+    /// and give the first quieted for two, IEEE `Minimum`/`Maximum` give the
+    /// first NaN quieted for any.
+    fn minmax(&mut self, op: FBinOp, a: &[ir::Value], b: &[ir::Value]) -> Gv {
+        let want_max = matches!(op, FBinOp::Max | FBinOp::Maximum);
+        let ieee = matches!(op, FBinOp::Minimum | FBinOp::Maximum);
+        let mag = self.splat(MAG, false);
+        let quiet = self.splat(0x0040_0000, false);
+        let mut out = Vec::with_capacity(a.len());
+        for (&x, &y) in a.iter().zip(b) {
+            let (x, y) = (self.i32x4_of(x), self.i32x4_of(y));
+            // key = x for x >= +0, !|x| = x ^ 0x7fffffff below: a signed order.
+            let key = |this: &mut Self, v: ir::Value| {
+                let s = this.b.ins().sshr_imm_s(v, 31);
+                let m = this.b.ins().band(s, mag);
+                this.b.ins().bxor(v, m)
+            };
+            let (kx, ky) = (key(self, x), key(self, y));
+            let cc = if want_max {
+                ICC::SignedGreaterThan
+            } else {
+                ICC::SignedLessThan
+            };
+            let y_wins = self.b.ins().icmp(cc, ky, kx);
+            let pick = self.b.ins().bitselect(y_wins, y, x);
+            let (fx, fy) = (self.f32x4_of(x), self.f32x4_of(y));
+            let nx = self.b.ins().fcmp(FCC::Unordered, fx, fx);
+            let ny = self.b.ins().fcmp(FCC::Unordered, fy, fy);
+            let (nx, ny) = (self.i32x4_of(nx), self.i32x4_of(ny));
+            let qx = self.b.ins().bor(x, quiet);
+            let r = if ieee {
+                let qy = self.b.ins().bor(y, quiet);
+                let nan = self.b.ins().bitselect(nx, qx, qy);
+                let any = self.b.ins().bor(nx, ny);
+                self.b.ins().bitselect(any, nan, pick)
+            } else {
+                let r = self.b.ins().bitselect(ny, x, pick);
+                let r = self.b.ins().bitselect(nx, y, r);
+                let both = self.b.ins().band(nx, ny);
+                self.b.ins().bitselect(both, qx, r)
+            };
+            out.push(r);
+        }
+        out
     }
 
     /// An f32 operand after `denorm_in`.
