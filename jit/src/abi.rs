@@ -90,6 +90,17 @@ pub struct GcEntry {
     pub writable: u64,
 }
 
+impl From<wavejit_ir::Region> for GcEntry {
+    fn from(r: wavejit_ir::Region) -> GcEntry {
+        GcEntry {
+            start: r.start,
+            len: r.len,
+            host: r.host.as_ptr() as u64,
+            writable: u64::from(r.writable),
+        }
+    }
+}
+
 pub const GC_ENTRY_SIZE: i64 = std::mem::size_of::<GcEntry>() as i64;
 
 /// Signature of a compiled kernel: runs segment `seg` for the `n` lanes listed at

@@ -166,12 +166,7 @@ pub unsafe extern "C" fn wj_global_ptr(
             if let Some(r) = region {
                 // SAFETY: `gc` holds an entry for every site of the kernel.
                 let entry = unsafe { &mut *batch.gc.add(site as usize) };
-                *entry = GcEntry {
-                    start: r.start,
-                    len: r.len,
-                    host: r.host.as_ptr() as u64,
-                    writable: u64::from(r.writable),
-                };
+                *entry = GcEntry::from(r);
             }
             p.as_ptr()
         }

@@ -14,7 +14,7 @@
 use wavejit_ir::interp::LaneMemory;
 use wavejit_ir::semantics::eval_pure;
 use wavejit_ir::semantics::wave::eval_wave;
-use wavejit_ir::{AddrSpace, Inst, InstKind, Type};
+use wavejit_ir::{AddrSpace, Inst, InstData, InstKind, Type};
 
 use super::abi::{GangCtx, PARKED, PC_DEAD, WATCHDOG_FAULT};
 use super::exec::{GangHost, slot_of};
@@ -125,6 +125,25 @@ unsafe fn drop_lane(mask: *mut u32, k: usize) {
     unsafe { mask.add(k).write(0) }
 }
 
+/// The batch context, the runner's host context, and instruction `inst` with
+/// its argument types (`None` for an unknown instruction).
+///
+/// # Safety
+/// `ctx` must be the running batch's context; the references live while the
+/// helper that asks runs.
+unsafe fn enter<'h>(
+    ctx: *mut GangCtx,
+    inst: u32,
+) -> Option<(&'h mut GangCtx, &'h GangHost<'h>, &'h InstData, &'h [Type])> {
+    // SAFETY: the caller passes the batch's live context.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `host` points to the runner's live `GangHost`.
+    let host = unsafe { &*ctx.host.cast::<GangHost<'h>>() };
+    let data = host.hc.kernel.insts.get(Inst::from_u32(inst))?;
+    let tys = host.hc.arg_tys.get(inst as usize)?;
+    Some((ctx, host, data, tys))
+}
+
 /// Pure instruction `inst` for the active lanes of a chunk. Returns nonzero if
 /// some lane faulted (`eval_pure` refused it).
 ///
@@ -138,16 +157,12 @@ pub unsafe extern "C" fn wj_gang_pure(
     mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
-    // SAFETY: the caller passes the batch's live context.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: `host` points to the runner's live `GangHost`.
-    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
-    let kernel = host.hc.kernel;
-    let inst = Inst::from_u32(inst);
-    let Some(data) = kernel.insts.get(inst) else {
+    // SAFETY: forwarded from the caller's contract.
+    let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return 0;
     };
-    let tys = &host.hc.arg_tys[inst.as_u32() as usize];
+    let kernel = host.hc.kernel;
+    let inst = Inst::from_u32(inst);
     let (na, nr) = (data.args.len(), data.results.len());
     if na > PURE_MAX_ARGS || nr > PURE_MAX_RESULTS {
         return 0;
@@ -192,21 +207,18 @@ pub unsafe extern "C" fn wj_gang_access(
     mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
-    // SAFETY: the caller passes the batch's live context.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: `host` points to the runner's live `GangHost`.
-    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
-    let kernel = host.hc.kernel;
-    let inst_id = Inst::from_u32(inst);
-    let Some(data) = kernel.insts.get(inst_id) else {
+    // SAFETY: forwarded from the caller's contract.
+    let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return 0;
     };
-    let tys = &host.hc.arg_tys[inst as usize];
+    let kernel = host.hc.kernel;
+    let inst_id = Inst::from_u32(inst);
     let chunk = host.chunk;
     let na = data.args.len();
     // SAFETY: the uniforms are the dispatch's.
     let uniforms = unsafe { std::slice::from_raw_parts(ctx.uniforms, ctx.uniforms_len as usize) };
     let mut bad = 0;
+    let mut served = None;
     // SAFETY: the mask covers the chunk.
     for k in unsafe { active(mask, chunk) } {
         let lane = lane0 as usize + k;
@@ -257,21 +269,8 @@ pub unsafe extern "C" fn wj_gang_access(
         };
         match result {
             Ok(()) => {
-                // Refresh the site's inline cache, so the next chunk of a
-                // contiguous access finds its region without this helper.
-                if let Some((size, write)) = site
-                    && let Some((_, Some(r))) = host.hc.global_ptr(addr, u64::from(size), write)
-                {
-                    let s = host.hc.plan.gc_site[inst_id] as usize;
-                    // SAFETY: `gc` holds an entry for every global site.
-                    unsafe {
-                        ctx.gc.add(s).write(GcEntry {
-                            start: r.start,
-                            len: r.len,
-                            host: r.host.as_ptr() as u64,
-                            writable: u64::from(r.writable),
-                        })
-                    };
+                if let Some((size, write)) = site {
+                    served = Some((addr, size, write));
                 }
             }
             Err(_) => {
@@ -292,6 +291,16 @@ pub unsafe extern "C" fn wj_gang_access(
                 }
             }
         }
+    }
+    // Once per chunk: the site's inline cache gets the region of the last
+    // access served, so the next chunk of a contiguous access finds it
+    // without this helper.
+    if let Some((addr, size, write)) = served
+        && let Some((_, Some(r))) = host.hc.global_ptr(addr, u64::from(size), write)
+    {
+        let s = host.hc.plan.gc_site[inst_id] as usize;
+        // SAFETY: `gc` holds an entry for every global site.
+        unsafe { ctx.gc.add(s).write(GcEntry::from(r)) };
     }
     bad
 }
@@ -324,15 +333,11 @@ pub unsafe extern "C" fn wj_gang_watchdog(
 /// # Safety
 /// `ctx` must be the running batch's context and the wave inside the batch.
 pub unsafe extern "C" fn wj_gang_wave(ctx: *mut GangCtx, inst: u32, base: u32, n: u32, pc: u32) {
-    // SAFETY: the caller passes the batch's live context.
-    let ctx = unsafe { &mut *ctx };
-    // SAFETY: `host` points to the runner's live `GangHost`.
-    let host = unsafe { &*ctx.host.cast::<GangHost<'static>>() };
-    let kernel = host.hc.kernel;
-    let inst_id = Inst::from_u32(inst);
-    let Some(data) = kernel.insts.get(inst_id) else {
+    // SAFETY: forwarded from the caller's contract.
+    let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return;
     };
+    let kernel = host.hc.kernel;
     let (base, n) = (base as usize, n as usize);
     let lanes = host.lanes;
     let regs = ctx.regs;
@@ -360,7 +365,6 @@ pub unsafe extern "C" fn wj_gang_wave(ctx: *mut GangCtx, inst: u32, base: u32, n
         })
         .collect();
     let refs: Vec<&[u64]> = cols.iter().map(Vec::as_slice).collect();
-    let tys = &host.hc.arg_tys[inst as usize];
     let mut out = vec![0u64; n];
     let ok = data.results.len() == 1 && eval_wave(&data.kind, tys, &executing, &refs, &mut out);
     for i in 0..n {
