@@ -84,7 +84,12 @@ fn bench_kernels_on_the_jit() {
         eprintln!("alu: {ms:.2} ms");
     }
     if which.is_empty() || which == "saxpy" {
-        let n = 1 << 22;
+        // `WJ_SAXPY_LOG2` picks a smaller size (2^16 stays in the caches).
+        let n = 1usize
+            << std::env::var("WJ_SAXPY_LOG2")
+                .ok()
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(22u32);
         let (ms, got) = time(kernels::SAXPY, n, &2.5f32.to_le_bytes(), reps);
         let mut want = vec![0f32; n];
         kernels::saxpy_native(2.5, &inputs(n), &mut want);
@@ -93,7 +98,7 @@ fn bench_kernels_on_the_jit() {
         if reps == 1 {
             assert!(got == want, "saxpy result differs from native");
         }
-        eprintln!("saxpy: {ms:.2} ms");
+        eprintln!("saxpy: {ms:.2} ms ({:.2} ns per lane)", ms * 1e6 / n as f64);
     }
     if which.is_empty() || which == "divergent" {
         let n = 1 << 16;

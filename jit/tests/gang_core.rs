@@ -419,3 +419,106 @@ block0:
     assert_eq!(at(3, 6, 0), 0x0000_0000, "max(+sub, +0) flushed = +0");
     assert_eq!(at(7, 7, 2), 0x7fc0_0000, "canonical NaN");
 }
+
+/// An affine index that wraps past 2^32 inside a chunk: `zext(li +
+/// 0xffffffe8)` is 2^32 - 24 + li for lanes 0..23 and li - 24 after, so the
+/// address `BUF - 4 * (2^32 - 24) + 4 * zext(...)` is BUF + 4 li for lanes
+/// 0..23 and 16 GiB below for the rest. The one-scalar contiguity test of
+/// the second chunk (the first one fills the region cache) must see the
+/// wrap: lanes 0..23 store, lane 24 faults.
+#[test]
+fn an_affine_index_that_wraps_in_a_chunk_faults_at_the_wrap() {
+    let k = parse(
+        "kernel @wrap shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = const.i32 0xffffffe8
+  v2 = iadd.i32 v0, v1
+  v3 = zext.i32.i64 v2
+  v4 = const.i64 2
+  v5 = shl.i64 v3, v4
+  v6 = const.i64 0xfffffffc10000060
+  v7 = iadd.i64 v6, v5
+  store.global.i32 v7, v0
+  exit
+}
+",
+    );
+    let d = Dispatch::new([1, 1, 1], [32, 1, 1]);
+    let out = compare(&k, &d, &[0; 128], &[]);
+    let fault = out.fault.expect("lanes 24.. store out of bounds");
+    assert_eq!(fault.lane.local, [24, 0, 0]);
+    match fault.kind {
+        FaultKind::Memory { addr, write, .. } => {
+            assert_eq!(addr, 0xfffffffc10000060);
+            assert!(write);
+        }
+        other => panic!("unexpected fault {other:?}"),
+    }
+    assert_eq!(u32s(&out.memory)[..24], (0..24).collect::<Vec<u32>>()[..]);
+}
+
+/// The signed twin: `sext(li + 0x7fffffe8)` turns negative at lane 24.
+#[test]
+fn a_sign_extended_affine_index_that_wraps_faults_at_the_wrap() {
+    let k = parse(
+        "kernel @swrap shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = const.i32 0x7fffffe8
+  v2 = iadd.i32 v0, v1
+  v3 = sext.i32.i64 v2
+  v4 = const.i64 2
+  v5 = shl.i64 v3, v4
+  v6 = const.i64 0xfffffffe10000060
+  v7 = iadd.i64 v6, v5
+  store.global.i32 v7, v0
+  exit
+}
+",
+    );
+    let d = Dispatch::new([1, 1, 1], [32, 1, 1]);
+    let out = compare(&k, &d, &[0; 128], &[]);
+    let fault = out.fault.expect("lanes 24.. store out of bounds");
+    assert_eq!(fault.lane.local, [24, 0, 0]);
+    assert_eq!(u32s(&out.memory)[..24], (0..24).collect::<Vec<u32>>()[..]);
+}
+
+/// `local_id.x` is affine only within a row: in 6 x 4 workgroups a chunk
+/// spans rows, so `out[4 * y + x] = 100 * y + x` (a scatter where rows
+/// overlap, 4 < 6) must be the interpreter's lane-order result.
+#[test]
+fn local_id_x_across_rows_is_not_contiguous() {
+    let k = parse(
+        "kernel @rows shared 0 private 0 {
+block0:
+  v0 = local_id.x
+  v1 = local_id.y
+  v2 = const.i32 4
+  v3 = imul.i32 v1, v2
+  v4 = iadd.i32 v3, v0
+  v5 = zext.i32.i64 v4
+  v6 = const.i64 2
+  v7 = shl.i64 v5, v6
+  v8 = const.i64 0x10000000
+  v9 = iadd.i64 v8, v7
+  v10 = const.i32 100
+  v11 = imul.i32 v1, v10
+  v12 = iadd.i32 v11, v0
+  store.global.i32 v9, v12
+  exit
+}
+",
+    );
+    let d = Dispatch::new([1, 1, 1], [6, 4, 1]);
+    let out = compare(&k, &d, &[0; 128], &[]);
+    assert_eq!(out.fault, None);
+    // Row y writes words 4y .. 4y+5; row y+1 then overwrites 4y+4, 4y+5.
+    let want: Vec<u32> = (0..18)
+        .map(|w| {
+            let (y, x) = if w >= 16 { (3, w - 12) } else { (w / 4, w % 4) };
+            100 * y + x
+        })
+        .collect();
+    assert_eq!(u32s(&out.memory)[..18], want[..]);
+}

@@ -19,6 +19,12 @@ pub const PARKED: u32 = 1 << 31;
 /// Lanes of padding after every per-lane array.
 pub const PAD: usize = 16;
 
+/// Entries of the pc array for `lanes` lanes: padded, and whole vectors (the
+/// compiled code sets them all at the start of a batch).
+pub fn pc_lanes(lanes: usize) -> usize {
+    (lanes + PAD).next_multiple_of(4)
+}
+
 /// Batch-wide inputs of gang code.
 #[repr(C)]
 pub struct GangCtx {

@@ -109,6 +109,10 @@ pub fn compile(
     let defined = module.define_function(id, ctx);
     if dump && let Some(code) = ctx.compiled_code() {
         eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
+        if let Ok(path) = std::env::var("WAVEJIT_JIT_DUMP_BIN") {
+            // Machine code for `objdump -D -b binary -mi386:x86-64`.
+            let _ = std::fs::write(path, code.code_buffer());
+        }
     }
     module.clear_context(ctx);
     reuse.give_back();

@@ -61,8 +61,7 @@ impl GLower<'_, '_> {
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
             return self.access_helper(inst);
         }
-        let addr = self.val(addr_v)?;
-        let (fast, p) = self.contiguous(inst, a.space, &addr, false)?;
+        let (fast, p) = self.contiguous(inst, a.space, addr_v, false)?;
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let params: Gv = (0..self.g)
@@ -88,9 +87,8 @@ impl GLower<'_, '_> {
             return self.access_helper(inst);
         }
         let args = self.kernel.insts[inst].args.clone();
-        let addr = self.val(args[0])?;
         let vals = self.val(args[1])?;
-        let (mut fast, p) = self.contiguous(inst, a.space, &addr, true)?;
+        let (mut fast, p) = self.contiguous(inst, a.space, args[0], true)?;
         let mask = self.mask();
         if a.space == AddrSpace::Global {
             let mut all = mask[0];
@@ -126,54 +124,40 @@ impl GLower<'_, '_> {
 
     /// Whether the chunk's addresses are `a0 + 4k` for every lane k, aligned,
     /// and the whole `4 * chunk` bytes lie in memory the access may use;
-    /// returns that test (i8) and the host address of `a0`.
+    /// returns that test (i8) and the host address of `a0`. An affine
+    /// address of stride 4 is tested as one scalar; any other is compared
+    /// lane by lane with `a0 + 4k`.
     fn contiguous(
         &mut self,
         inst: wj::Inst,
         space: AddrSpace,
-        addr: &[ir::Value],
+        addr_v: wj::Value,
         write: bool,
     ) -> Result<(ir::Value, ir::Value), JitError> {
         let bytes = 4 * chunk_lanes(self.g) as i64;
-        let mut same = None;
-        let a0;
-        if space == AddrSpace::Global {
-            let first = self.i64x2_of(addr[0]);
-            a0 = self.b.ins().extractlane(first, 0);
-            let base = self.b.ins().splat(types::I64X2, a0);
-            for (k, &v) in addr.iter().enumerate() {
-                let step = self.vconst_i64([8 * k as u64, 8 * k as u64 + 4]);
-                let want = self.b.ins().iadd(base, step);
-                let v = self.i64x2_of(v);
-                let eq = self.b.ins().icmp(CC::Equal, v, want);
-                let eq = self.i32x4_of(eq);
-                same = Some(match same {
-                    None => eq,
-                    Some(s) => self.b.ins().band(s, eq),
-                });
-            }
+        let (a0, same) = if self.stride(addr_v) == Some(4) {
+            let span = self.chunk_span()?;
+            let mut memo = std::mem::take(&mut self.senv);
+            let r = self.scalar(addr_v, span, &mut memo);
+            self.senv = memo;
+            let (a, cond) = r?;
+            let a0 = if space == AddrSpace::Global {
+                a
+            } else {
+                self.b.ins().uextend(types::I64, a)
+            };
+            (a0, cond)
         } else {
-            let first = self.i32x4_of(addr[0]);
-            let a32 = self.b.ins().extractlane(first, 0);
-            a0 = self.b.ins().uextend(types::I64, a32);
-            let base = self.b.ins().splat(types::I32X4, a32);
-            for (k, &v) in addr.iter().enumerate() {
-                let k = 16 * k as u32;
-                let step = self.vconst_i32([k, k + 4, k + 8, k + 12]);
-                let want = self.b.ins().iadd(base, step);
-                let v = self.i32x4_of(v);
-                let eq = self.b.ins().icmp(CC::Equal, v, want);
-                same = Some(match same {
-                    None => eq,
-                    Some(s) => self.b.ins().band(s, eq),
-                });
-            }
-        }
-        let same = same.ok_or(JitError::Malformed("empty chunk"))?;
-        let same = self.b.ins().vall_true(same);
+            let addr = self.val(addr_v)?;
+            let (a0, same) = self.lanes_consecutive(space, &addr)?;
+            (a0, Some(same))
+        };
         let low = self.b.ins().band_imm_s(a0, 3);
         let aligned = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
-        let mut ok = self.b.ins().band(same, aligned);
+        let mut ok = match same {
+            Some(same) => self.b.ins().band(same, aligned),
+            None => aligned,
+        };
         let tr = MemFlagsData::trusted();
         let p = if space == AddrSpace::Global {
             let site = self.plan.gc_site[inst];
@@ -216,6 +200,50 @@ impl GLower<'_, '_> {
         Ok((ok, p))
     }
 
+    /// Lane 0's address (i64) and whether every lane's is `a0 + 4k` (i8).
+    fn lanes_consecutive(
+        &mut self,
+        space: AddrSpace,
+        addr: &[ir::Value],
+    ) -> Result<(ir::Value, ir::Value), JitError> {
+        let mut same = None;
+        let a0;
+        if space == AddrSpace::Global {
+            let first = self.i64x2_of(addr[0]);
+            a0 = self.b.ins().extractlane(first, 0);
+            let base = self.b.ins().splat(types::I64X2, a0);
+            for (k, &v) in addr.iter().enumerate() {
+                let step = self.vconst_i64([8 * k as u64, 8 * k as u64 + 4]);
+                let want = self.b.ins().iadd(base, step);
+                let v = self.i64x2_of(v);
+                let eq = self.b.ins().icmp(CC::Equal, v, want);
+                let eq = self.i32x4_of(eq);
+                same = Some(match same {
+                    None => eq,
+                    Some(s) => self.b.ins().band(s, eq),
+                });
+            }
+        } else {
+            let first = self.i32x4_of(addr[0]);
+            let a32 = self.b.ins().extractlane(first, 0);
+            a0 = self.b.ins().uextend(types::I64, a32);
+            let base = self.b.ins().splat(types::I32X4, a32);
+            for (k, &v) in addr.iter().enumerate() {
+                let k = 16 * k as u32;
+                let step = self.vconst_i32([k, k + 4, k + 8, k + 12]);
+                let want = self.b.ins().iadd(base, step);
+                let v = self.i32x4_of(v);
+                let eq = self.b.ins().icmp(CC::Equal, v, want);
+                same = Some(match same {
+                    None => eq,
+                    Some(s) => self.b.ins().band(s, eq),
+                });
+            }
+        }
+        let same = same.ok_or(JitError::Malformed("empty chunk"))?;
+        Ok((a0, self.b.ins().vall_true(same)))
+    }
+
     /// A uniform load at a constant offset: one scalar read for the chunk,
     /// the helper (which faults the lanes) when it is out of range.
     fn uniform_load(
@@ -237,9 +265,10 @@ impl GLower<'_, '_> {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.b.create_block();
-        let params: Gv = (0..self.vecs(ty))
-            .map(|_| self.b.append_block_param(join, vt))
-            .collect();
+        // One vector for the whole value: out of range, the helper faults
+        // every active lane (the address is the same for all), so the value
+        // is never read.
+        let param = self.b.append_block_param(join, vt);
         self.b.set_cold_block(slow);
         self.b.ins().brif(fits, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
@@ -269,10 +298,19 @@ impl GLower<'_, '_> {
         } else {
             self.b.ins().splat(vt, x)
         };
-        let args: Vec<ir::BlockArg> = (0..self.vecs(ty)).map(|_| x.into()).collect();
-        self.b.ins().jump(join, &args);
+        self.b.ins().jump(join, &[x.into()]);
         self.b.switch_to_block(slow);
-        self.helper_into(inst, wj_gang_access as *const (), join)?;
-        self.def(res, params)
+        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        let zero = if w {
+            let z = self.iconst(types::I64, 0);
+            self.b.ins().splat(types::I64X2, z)
+        } else {
+            let z = self.iconst(types::I32, 0);
+            self.b.ins().splat(types::I32X4, z)
+        };
+        self.b.ins().jump(join, &[zero.into()]);
+        self.b.switch_to_block(join);
+        let g = vec![param; self.vecs(ty)];
+        self.def(res, g)
     }
 }

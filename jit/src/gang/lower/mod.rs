@@ -11,6 +11,7 @@
 //! the scheduler looks again, so loops, divergent branches and reconvergence
 //! all follow the lowest-pc-first rule without leaving compiled code.
 
+mod affine;
 mod inst;
 mod mem;
 mod term;
@@ -65,6 +66,8 @@ enum St {
 
 const UNI_START: u32 = u32::MAX - 1;
 const UNI_NONE: u32 = u32::MAX;
+/// Every lane of the wave ran the segment and exited (no pc is this large).
+pub(super) const UNI_EXIT: u32 = u32::MAX - 2;
 
 /// The chunk being emitted.
 pub(super) struct Chunk {
@@ -115,6 +118,10 @@ pub(crate) struct GLower<'a, 'b> {
     slab_read: HashSet<wj::Value>,
     /// Emitting a recomputation (its results stay out of the slab).
     rematerializing: bool,
+    /// The stride of every affine integer value (`affine`).
+    strides: HashMap<wj::Value, i64>,
+    /// Affine values of the current chunk as scalars at its first lane.
+    senv: HashMap<wj::Value, affine::Scalar>,
 }
 
 /// Integer values that can be computed again anywhere from builtins,
@@ -160,8 +167,8 @@ fn rematerializable(kernel: &Kernel) -> HashSet<wj::Value> {
 }
 
 /// Values the helpers read from the slab: operands of cross-lane
-/// instructions, and every operand of a run with float arithmetic (a redo of
-/// the run reads its operands from the slab).
+/// instructions, and operands a run with inline float arithmetic reads from
+/// other runs (a redo of the run recomputes its own values and reads those).
 fn slab_readers(kernel: &Kernel, plan: &Plan) -> HashSet<wj::Value> {
     let mut set = HashSet::new();
     for data in kernel.insts.values() {
@@ -171,16 +178,26 @@ fn slab_readers(kernel: &Kernel, plan: &Plan) -> HashSet<wj::Value> {
     }
     for seg in &plan.segments {
         for run in &seg.runs {
-            let floats = run.insts.iter().any(|&i| {
-                let d = &kernel.insts[i];
-                d.args
-                    .iter()
-                    .chain(&d.results)
-                    .any(|v| kernel.value_type(*v).is_float())
+            let notes = run.insts.iter().any(|&i| {
+                matches!(
+                    kernel.insts[i].kind,
+                    InstKind::FBinary { .. } | InstKind::Fma { .. } | InstKind::FUnary { .. }
+                )
             });
-            if floats {
+            if notes {
+                let own: HashSet<wj::Value> = run
+                    .insts
+                    .iter()
+                    .flat_map(|&i| kernel.insts[i].results.iter().copied())
+                    .collect();
                 for &i in &run.insts {
-                    set.extend(kernel.insts[i].args.iter().copied());
+                    set.extend(
+                        kernel.insts[i]
+                            .args
+                            .iter()
+                            .filter(|a| !own.contains(a))
+                            .copied(),
+                    );
                 }
             }
         }
@@ -272,6 +289,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             remat: rematerializable(kernel),
             slab_read: slab_readers(kernel, plan),
             rematerializing: false,
+            strides: affine::strides(kernel),
+            senv: HashMap::new(),
         };
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -374,6 +393,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let sched = self.b.create_block();
         let wave_next = self.b.create_block();
 
+        self.init_pcs()?;
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
         self.b.ins().jump(slot_head, &[]);
@@ -482,7 +502,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         for (k, &blk) in seg_blocks.iter().enumerate() {
             self.b.switch_to_block(blk);
-            self.segment(k, &entry_of, sched)?;
+            self.segment(k, &entry_of, sched, wave_next)?;
         }
         for (&(_, inst), &blk) in syncs.iter().zip(&sync_blocks) {
             self.b.switch_to_block(blk);
@@ -506,14 +526,66 @@ impl<'a, 'b> GLower<'a, 'b> {
         // round starts, without leaving compiled code.
         self.b.switch_to_block(ret);
         let done = self.b.create_block();
-        let again = self.release_parked(done)?;
-        self.b.switch_to_block(again);
-        let zero = self.iconst(types::I32, 0);
-        self.st_store(St::Slot, zero);
-        self.b.ins().jump(slot_head, &[]);
+        let barriers = self
+            .kernel
+            .insts
+            .values()
+            .any(|d| d.kind == InstKind::Barrier);
+        if barriers {
+            let again = self.release_parked(done)?;
+            self.b.switch_to_block(again);
+            let zero = self.iconst(types::I32, 0);
+            self.st_store(St::Slot, zero);
+            self.b.ins().jump(slot_head, &[]);
+        } else {
+            // Nothing parks: one round ends the batch.
+            self.b.ins().jump(done, &[]);
+        }
         self.b.switch_to_block(done);
         let f = self.ctx_load(types::I32, off::FAULTED);
         self.b.ins().return_(&[f]);
+        Ok(())
+    }
+
+    /// Every live lane's pc at the kernel's start (dead when the step limit
+    /// is 0), every other lane's dead, up to the array's padded end.
+    fn init_pcs(&mut self) -> Result<(), JitError> {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let end = self.b.create_block();
+        let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let live = self.b.ins().imul(slots, wgl);
+        let live = self.b.ins().splat(types::I32X4, live);
+        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let zero = self.iconst(types::I32, 0);
+        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
+        let start = self.b.ins().select(limit, zero, dead);
+        let start = self.b.ins().splat(types::I32X4, start);
+        let dead = self.b.ins().splat(types::I32X4, dead);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let zero64 = self.iconst(types::I64, 0);
+        self.b.ins().jump(head, &[zero64.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.append_block_param(head, types::I64);
+        let past = self.b.ins().icmp_imm_u(
+            CC::UnsignedGreaterThanOrEqual,
+            i,
+            super::abi::pc_lanes(self.lanes) as i64,
+        );
+        self.b.ins().brif(past, end, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let i32v = self.b.ins().ireduce(types::I32, i);
+        let iv = self.b.ins().splat(types::I32X4, i32v);
+        let iota = self.vconst_i32([0, 1, 2, 3]);
+        let lane = self.b.ins().iadd(iv, iota);
+        let inside = self.b.ins().icmp(CC::UnsignedLessThan, lane, live);
+        let x = self.b.ins().bitselect(inside, start, dead);
+        let p = self.lane_ptr(pcs, i, 0);
+        self.b.ins().store(guest(), x, p, 0);
+        let next = self.b.ins().iadd_imm_s(i, 4);
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.switch_to_block(end);
         Ok(())
     }
 
@@ -729,6 +801,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(work);
         self.consts.clear();
         self.env.clear();
+        self.senv.clear();
         self.redo = vec![None; self.g];
         let base = self.st_load(St::Base);
         let lane0 = self.b.ins().iadd(base, c);
@@ -771,6 +844,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(exit);
         self.ch = None;
         self.env.clear();
+        self.senv.clear();
         self.consts.clear();
         Ok(())
     }
@@ -859,12 +933,14 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Runs segment `k` for the current wave at the current pc, then goes to
     /// the scheduler, or straight to the successor when every lane of the
     /// wave ran the segment and took the same edge (all live lanes are then
-    /// at that pc: what the scheduler would find).
+    /// at that pc: what the scheduler would find), or to the next wave when
+    /// they all exited.
     fn segment(
         &mut self,
         k: usize,
         entry_of: &HashMap<u32, ir::Block>,
         sched: ir::Block,
+        wave_next: ir::Block,
     ) -> Result<(), JitError> {
         let seg = self.plan.segments[k].clone();
         let last = seg.runs.len().saturating_sub(1);
@@ -885,6 +961,16 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         let uni = self.st_load(St::Uni);
         for pc in targets {
+            if pc == UNI_EXIT {
+                let exited = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(CC::Equal, uni, i64::from(UNI_EXIT as i32));
+                let next = self.b.create_block();
+                self.b.ins().brif(exited, wave_next, &[], next, &[]);
+                self.b.switch_to_block(next);
+                continue;
+            }
             let Some(&entry) = entry_of.get(&pc) else {
                 continue;
             };
@@ -921,6 +1007,7 @@ impl<'a, 'b> GLower<'a, 'b> {
                     self.plan.block_pc[otherwise.block],
                 ]
             }
+            Some(wj::Terminator::Exit) => vec![UNI_EXIT],
             _ => Vec::new(),
         };
         pcs.dedup();
@@ -979,6 +1066,11 @@ impl<'a, 'b> GLower<'a, 'b> {
                     live.extend(t.uses());
                 }
                 self.redo_if_noted(seg, r, i, &live)?;
+            }
+            if self.lazy(inst) {
+                // Computed where it is first read (a memory access with an
+                // affine address may never need its vectors).
+                continue;
             }
             if !self.inst(inst)? {
                 // A trap: the chunk's lanes are done with the run.
@@ -1096,6 +1188,17 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.env.insert(v, p);
         }
         Ok(())
+    }
+
+    /// Whether `inst` is left for its first reader to compute: it cannot fault,
+    /// and every reader computes it again rather than loading it from the
+    /// slab (`GLower::val`).
+    fn lazy(&self, inst: wj::Inst) -> bool {
+        let data = &self.kernel.insts[inst];
+        let [r] = data.results[..] else { return false };
+        !matches!(data.kind, InstKind::Load(_))
+            && self.remat.contains(&r)
+            && !(self.plan.spill[r] && self.slab_read.contains(&r))
     }
 
     /// Writes the pcs of the chunk's active lanes: `f(this, k)` gives vector
@@ -1338,10 +1441,11 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Runs `f` to emit code in a cold block: values and constants it creates
     /// there do not dominate the code after the join, so they are forgotten.
     fn cold<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, JitError>) -> Result<T, JitError> {
-        let (env, consts) = (self.env.clone(), self.consts.clone());
+        let (env, consts, senv) = (self.env.clone(), self.consts.clone(), self.senv.clone());
         let r = f(self);
         self.env = env;
         self.consts = consts;
+        self.senv = senv;
         r
     }
 }

@@ -22,7 +22,12 @@ impl GLower<'_, '_> {
         match &term {
             Terminator::Exit => {
                 let dead = self.splat(i64::from(PC_DEAD as i32), false);
-                return self.set_pcs(|_, _| Ok(dead));
+                self.set_pcs(|_, _| Ok(dead))?;
+                if self.chunk()?.full.is_some() {
+                    let exit = self.iconst(types::I32, i64::from(super::UNI_EXIT as i32));
+                    self.note_successor(exit)?;
+                }
+                return Ok(());
             }
             Terminator::Jump(call) => edges.push((mask.clone(), call.clone())),
             Terminator::Branch {
