@@ -522,3 +522,81 @@ block0:
         .collect();
     assert_eq!(u32s(&out.memory)[..18], want[..]);
 }
+
+/// `y[i] = y[i + d] + 1` over 48 lanes of one workgroup (three 16-lane
+/// chunks); `y` is 16 words into the buffer, which starts as [`scrambled`].
+fn shifted_update(d: i64) -> Vec<u32> {
+    // Not linear in the word, so a value read after its neighbour's update
+    // differs from the old one plus one.
+    let prologue = PROLOGUE.replace("const.i64 0x10000000", "const.i64 0x10000040");
+    let k = parse(&format!(
+        "kernel @shift shared 0 private 0 {{
+block0:
+{prologue}  v20 = const.i64 {d4}
+  v21 = iadd.i64 v6, v20
+  v22 = load.global.i32 v21
+  v23 = const.i32 1
+  v24 = iadd.i32 v22, v23
+  store.global.i32 v6, v24
+  exit
+}}
+",
+        d4 = 4 * d
+    ));
+    let init: Vec<u8> = (0..96u32)
+        .flat_map(|w| scrambled(w).to_le_bytes())
+        .collect();
+    let dispatch = Dispatch::new([1, 1, 1], [48, 1, 1]);
+    let out = compare(&k, &dispatch, &init, &[]);
+    assert_eq!(out.fault, None);
+    u32s(&out.memory)[16..64].to_vec()
+}
+
+/// Initial word `w` of the shifted-update buffer.
+fn scrambled(w: u32) -> u32 {
+    1000 + (w * 37) % 101
+}
+
+/// Loads and a store of one block in one chunk loop (fused): a lane reading
+/// the word above its own (`d = 1`) may run fused and sees the old value; a
+/// lane reading the word below (`d = -1`, written by the previous chunk's
+/// last lane) must not, and also sees the old value: the interpreter loads
+/// every lane of a wave before any stores (waves of 32 lanes run in turn).
+#[test]
+fn fused_load_store_keeps_the_interpreters_order() {
+    let up = shifted_update(1);
+    let want_up: Vec<u32> = (0..48).map(|i| scrambled(16 + i + 1) + 1).collect();
+    assert_eq!(up, want_up);
+    let down = shifted_update(-1);
+    // Lane 32 starts the second wave: it reads lane 31's new value.
+    let mut want_down: Vec<u32> = (0..48).map(|i| scrambled(16 + i - 1) + 1).collect();
+    want_down[32] = want_down[31] + 1;
+    assert_eq!(down, want_down);
+}
+
+/// A load at one address inside the stored range (`y[5]`, stride 0) next to
+/// the store `y[i] = y[5] + i`: every lane of the first wave reads the old
+/// `y[5]` (1005), the second wave the first wave's (1010).
+#[test]
+fn fused_store_over_a_uniformly_loaded_word() {
+    let k = parse(&format!(
+        "kernel @bcast shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x10000014
+  v21 = load.global.i32 v20
+  v22 = iadd.i32 v21, v3
+  store.global.i32 v6, v22
+  exit
+}}
+"
+    ));
+    let init: Vec<u8> = (0..64u32).flat_map(|w| (1000 + w).to_le_bytes()).collect();
+    let d = Dispatch::new([1, 1, 1], [48, 1, 1]);
+    let out = compare(&k, &d, &init, &[]);
+    assert_eq!(out.fault, None);
+    assert_eq!(d.wave_size, 32);
+    let want: Vec<u32> = (0..48)
+        .map(|i| if i < 32 { 1005 + i } else { 1010 + i })
+        .collect();
+    assert_eq!(u32s(&out.memory)[..48], want[..]);
+}

@@ -12,6 +12,7 @@
 //! all follow the lowest-pc-first rule without leaving compiled code.
 
 mod affine;
+mod fuse;
 mod inst;
 mod mem;
 mod term;
@@ -62,6 +63,8 @@ enum St {
     /// ([`UNI_START`] before its first chunk, [`UNI_NONE`] if lanes differ or
     /// some lane of the wave did not run the segment).
     Uni = 20,
+    /// Nonzero once parked lanes were released (a later round).
+    Round = 24,
 }
 
 const UNI_START: u32 = u32::MAX - 1;
@@ -122,6 +125,8 @@ pub(crate) struct GLower<'a, 'b> {
     strides: HashMap<wj::Value, i64>,
     /// Affine values of the current chunk as scalars at its first lane.
     senv: HashMap<wj::Value, affine::Scalar>,
+    /// While a fused segment is emitted: its values no other run reads.
+    fused_internal: HashSet<wj::Value>,
 }
 
 /// Integer values that can be computed again anywhere from builtins,
@@ -257,7 +262,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
         let state =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 24, 3));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 28, 3));
         let scratch = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             scratch_bytes(g),
@@ -291,6 +296,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             rematerializing: false,
             strides: affine::strides(kernel),
             senv: HashMap::new(),
+            fused_internal: HashSet::new(),
         };
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -396,6 +402,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.init_pcs()?;
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
+        self.st_store(St::Round, zero);
         self.b.ins().jump(slot_head, &[]);
 
         // slot_head: the next live slot, its first wave.
@@ -437,7 +444,19 @@ impl<'a, 'b> GLower<'a, 'b> {
         let left = self.b.ins().isub(wgl, lo);
         let n = self.b.ins().umin(ws, left);
         self.st_store(St::N, n);
-        self.b.ins().jump(sched, &[]);
+        // In the first round a wave's lanes are all where init_pcs put them:
+        // no need to look.
+        let round = self.st_load(St::Round);
+        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let later = self.b.ins().icmp_imm_u(CC::Equal, limit, 0);
+        let later = self.b.ins().bor(later, round);
+        let fresh = self.b.create_block();
+        let dispatch_at = self.b.create_block();
+        self.b.append_block_param(dispatch_at, types::I32);
+        self.b.ins().brif(later, sched, &[], fresh, &[]);
+        self.b.switch_to_block(fresh);
+        let start = self.iconst(types::I32, 0);
+        self.b.ins().jump(dispatch_at, &[start.into()]);
 
         // wave_next
         self.b.switch_to_block(wave_next);
@@ -454,9 +473,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b
                 .ins()
                 .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, pcmin, i64::from(PARKED));
-        let dispatch = self.b.create_block();
-        self.b.ins().brif(idle, wave_next, &[], dispatch, &[]);
-        self.b.switch_to_block(dispatch);
+        self.b
+            .ins()
+            .brif(idle, wave_next, &[], dispatch_at, &[pcmin.into()]);
+        self.b.switch_to_block(dispatch_at);
+        let pcmin = self.b.block_params(dispatch_at)[0];
         self.st_store(St::Pc, pcmin);
         let table = self.ctx_load(types::I64, off::ENTRY_OF_PC);
         let pc64 = self.b.ins().uextend(types::I64, pcmin);
@@ -536,6 +557,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.switch_to_block(again);
             let zero = self.iconst(types::I32, 0);
             self.st_store(St::Slot, zero);
+            let one = self.iconst(types::I32, 1);
+            self.st_store(St::Round, one);
             self.b.ins().jump(slot_head, &[]);
         } else {
             // Nothing parks: one round ends the batch.
@@ -548,24 +571,45 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// Every live lane's pc at the kernel's start (dead when the step limit
-    /// is 0), every other lane's dead, up to the array's padded end.
+    /// is 0), every other lane's dead, up to the array's padded end: plain
+    /// stores of 16 lanes while all are live, then blends.
     fn init_pcs(&mut self) -> Result<(), JitError> {
-        let head = self.b.create_block();
-        let body = self.b.create_block();
-        let end = self.b.create_block();
         let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
         let wgl = self.ctx_load(types::I32, off::WG_LANES);
         let live = self.b.ins().imul(slots, wgl);
-        let live = self.b.ins().splat(types::I32X4, live);
+        let live64 = self.b.ins().uextend(types::I64, live);
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
         let zero = self.iconst(types::I32, 0);
         let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
         let start = self.b.ins().select(limit, zero, dead);
         let start = self.b.ins().splat(types::I32X4, start);
-        let dead = self.b.ins().splat(types::I32X4, dead);
+        let deadv = self.b.ins().splat(types::I32X4, dead);
+        let livev = self.b.ins().splat(types::I32X4, live);
         let pcs = self.ctx_load(types::I64, off::PC);
         let zero64 = self.iconst(types::I64, 0);
+        // Whole groups of 16 live lanes.
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let tail = self.b.create_block();
         self.b.ins().jump(head, &[zero64.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.append_block_param(head, types::I64);
+        let end = self.b.ins().iadd_imm_s(i, 16);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThan, end, live64);
+        self.b.ins().brif(past, tail, &[i.into()], body, &[]);
+        self.b.switch_to_block(body);
+        let p = self.lane_ptr(pcs, i, 0);
+        for k in 0..4 {
+            self.b.ins().store(guest(), start, p, 16 * k);
+        }
+        self.b.ins().jump(head, &[end.into()]);
+        // The rest, a vector at a time.
+        self.b.switch_to_block(tail);
+        let i0 = self.b.append_block_param(tail, types::I64);
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(head, &[i0.into()]);
         self.b.switch_to_block(head);
         let i = self.b.append_block_param(head, types::I64);
         let past = self.b.ins().icmp_imm_u(
@@ -573,19 +617,19 @@ impl<'a, 'b> GLower<'a, 'b> {
             i,
             super::abi::pc_lanes(self.lanes) as i64,
         );
-        self.b.ins().brif(past, end, &[], body, &[]);
+        self.b.ins().brif(past, done, &[], body, &[]);
         self.b.switch_to_block(body);
         let i32v = self.b.ins().ireduce(types::I32, i);
         let iv = self.b.ins().splat(types::I32X4, i32v);
         let iota = self.vconst_i32([0, 1, 2, 3]);
         let lane = self.b.ins().iadd(iv, iota);
-        let inside = self.b.ins().icmp(CC::UnsignedLessThan, lane, live);
-        let x = self.b.ins().bitselect(inside, start, dead);
+        let inside = self.b.ins().icmp(CC::UnsignedLessThan, lane, livev);
+        let x = self.b.ins().bitselect(inside, start, deadv);
         let p = self.lane_ptr(pcs, i, 0);
         self.b.ins().store(guest(), x, p, 0);
         let next = self.b.ins().iadd_imm_s(i, 4);
         self.b.ins().jump(head, &[next.into()]);
-        self.b.switch_to_block(end);
+        self.b.switch_to_block(done);
         Ok(())
     }
 
@@ -945,6 +989,27 @@ impl<'a, 'b> GLower<'a, 'b> {
         let seg = self.plan.segments[k].clone();
         let last = seg.runs.len().saturating_sub(1);
         let targets = self.successor_pcs(&seg);
+        let after = self.b.create_block();
+        if let Some(f) = self.fusable(&seg) {
+            let ok = self.fuse_test(&f)?;
+            let fused = self.b.create_block();
+            let apart = self.b.create_block();
+            self.b.ins().brif(ok, fused, &[], apart, &[]);
+            self.b.switch_to_block(fused);
+            self.unnoted = self.unnoted_results(seg.block, &f.run);
+            let track = !targets.is_empty();
+            if track {
+                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
+                self.st_store(St::Uni, start);
+            }
+            self.fused_internal = f.internal;
+            let r = self
+                .chunk_loop_tracked(track, |this| this.run(k, 0, seg.block, &f.run, seg.next_pc));
+            self.fused_internal.clear();
+            r?;
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(apart);
+        }
         for (r, run) in seg.runs.iter().enumerate() {
             let end_pc = if r == last { seg.next_pc } else { None };
             self.unnoted = self.unnoted_results(seg.block, run);
@@ -955,6 +1020,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             }
             self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
         }
+        self.b.ins().jump(after, &[]);
+        self.b.switch_to_block(after);
         if targets.is_empty() {
             self.b.ins().jump(sched, &[]);
             return Ok(());
@@ -1293,7 +1360,11 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// (active lanes only) when other runs read it.
     fn def(&mut self, v: wj::Value, g: Gv) -> Result<(), JitError> {
         let recomputed_elsewhere = self.remat.contains(&v) && !self.slab_read.contains(&v);
-        if self.plan.spill[v] && !self.rematerializing && !recomputed_elsewhere {
+        if self.plan.spill[v]
+            && !self.rematerializing
+            && !recomputed_elsewhere
+            && !self.fused_internal.contains(&v)
+        {
             let mask = self.mask();
             self.write_slab(v, &g, &mask)?;
         }
