@@ -118,6 +118,74 @@ pub(super) struct Span {
 pub(super) type Scalar = (ir::Value, Option<ir::Value>);
 
 impl GLower<'_, '_> {
+    /// The span of the current wave (its first lane to its last).
+    pub(super) fn wave_span(&mut self) -> Span {
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().uextend(types::I64, base);
+        let n = self.st_load(St::N);
+        let n = self.b.ins().uextend(types::I64, n);
+        let last = self.b.ins().iadd_imm_s(n, -1);
+        Span { lane0, last }
+    }
+
+    /// The addresses of `seg`'s contiguous word accesses at the wave's first
+    /// lane, computed once per wave: a chunk's is `a + stride * c`.
+    pub(super) fn segment_scalars(
+        &mut self,
+        seg: &crate::plan::Segment,
+    ) -> Result<HashMap<wj::Value, Scalar>, JitError> {
+        let mut memo = HashMap::new();
+        let mut out = HashMap::new();
+        let mut span = None;
+        for run in &seg.runs {
+            for &i in &run.insts {
+                let data = &self.kernel.insts[i];
+                let (InstKind::Load(a) | InstKind::Store(a)) = &data.kind else {
+                    continue;
+                };
+                let addr = data.args[0];
+                let word = a.count == 1 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32);
+                if !word
+                    || !matches!(a.space, wj::AddrSpace::Global | wj::AddrSpace::Shared)
+                    || self.stride(addr) != Some(4)
+                    || out.contains_key(&addr)
+                {
+                    continue;
+                }
+                let sp = match span {
+                    Some(s) => s,
+                    None => *span.insert(self.wave_span()),
+                };
+                let s = self.scalar(addr, sp, &mut memo)?;
+                out.insert(addr, s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Contiguous address `v` at the current chunk's first lane, from the
+    /// wave's scalar when the segment has one.
+    pub(super) fn chunk_scalar(&mut self, v: wj::Value) -> Result<Scalar, JitError> {
+        if let Some(&(a, cond)) = self.wave_scalars.get(&v) {
+            let c = self.chunk()?.c;
+            let s = self.stride(v).unwrap_or(0);
+            let a = if self.b.func.dfg.value_type(a) == types::I64 {
+                let c = self.b.ins().uextend(types::I64, c);
+                let step = self.b.ins().imul_imm_s(c, s);
+                self.b.ins().iadd(a, step)
+            } else {
+                let step = self.b.ins().imul_imm_s(c, s);
+                self.b.ins().iadd(a, step)
+            };
+            return Ok((a, cond));
+        }
+        let span = self.chunk_span()?;
+        let mut memo = std::mem::take(&mut self.senv);
+        let r = self.scalar(v, span, &mut memo);
+        self.senv = memo;
+        r
+    }
+
     /// `v`'s stride, when it is affine.
     pub(super) fn stride(&self, v: wj::Value) -> Option<i64> {
         self.strides.get(&v).copied()

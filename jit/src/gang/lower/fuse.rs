@@ -20,8 +20,7 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::ir::{self, InstBuilder, condcodes::IntCC as CC, types};
 use wavejit_ir::{self as wj, AddrSpace, InstKind};
 
-use super::affine::Span;
-use super::{GLower, St};
+use super::GLower;
 use crate::error::JitError;
 use crate::plan::{Run, Segment};
 
@@ -128,12 +127,8 @@ impl GLower<'_, '_> {
 
     /// Whether the current wave may run `f` fused (i8).
     pub(super) fn fuse_test(&mut self, f: &Fused) -> Result<ir::Value, JitError> {
-        let base = self.st_load(St::Base);
-        let lane0 = self.b.ins().uextend(types::I64, base);
-        let n = self.st_load(St::N);
-        let n = self.b.ins().uextend(types::I64, n);
-        let last = self.b.ins().iadd_imm_s(n, -1);
-        let span = Span { lane0, last };
+        let span = self.wave_span();
+        let n = self.b.ins().iadd_imm_s(span.last, 1);
         let mut memo = HashMap::new();
         let global = self.kernel.value_type(f.store) == wj::Type::I64;
         let mut at =

@@ -136,11 +136,7 @@ impl GLower<'_, '_> {
     ) -> Result<(ir::Value, ir::Value), JitError> {
         let bytes = 4 * chunk_lanes(self.g) as i64;
         let (a0, same) = if self.stride(addr_v) == Some(4) {
-            let span = self.chunk_span()?;
-            let mut memo = std::mem::take(&mut self.senv);
-            let r = self.scalar(addr_v, span, &mut memo);
-            self.senv = memo;
-            let (a, cond) = r?;
+            let (a, cond) = self.chunk_scalar(addr_v)?;
             let a0 = if space == AddrSpace::Global {
                 a
             } else {
@@ -242,6 +238,61 @@ impl GLower<'_, '_> {
         }
         let same = same.ok_or(JitError::Malformed("empty chunk"))?;
         Ok((a0, self.b.ins().vall_true(same)))
+    }
+
+    /// Asks the caches for the next waves' lines of the contiguous global
+    /// accesses among `insts` (at most three streams; through each site's
+    /// cached region, nothing when the address is outside it). The compiled
+    /// chunk loop is too long for the processor to keep enough misses in
+    /// flight by itself: measured on saxpy over 16 MiB buffers, 12 ms
+    /// without, 5 ms with (the same as with the data in cache).
+    pub(super) fn prefetch_streams(&mut self, insts: &[wj::Inst]) -> Result<(), JitError> {
+        /// How far ahead of the wave's first lane (16 waves of 32 lanes).
+        const AHEAD: i64 = 2048;
+        let mut ptrs = Vec::new();
+        for &i in insts {
+            let data = &self.kernel.insts[i];
+            let (wj::InstKind::Load(a) | wj::InstKind::Store(a)) = &data.kind else {
+                continue;
+            };
+            if a.space != AddrSpace::Global || ptrs.len() == 3 {
+                continue;
+            }
+            let Some(&(aw, _)) = self.wave_scalars.get(&data.args[0]) else {
+                continue;
+            };
+            let tr = MemFlagsData::trusted();
+            let site = self.plan.gc_site[i];
+            let gc = self.ctx_load(types::I64, off::GC);
+            let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
+            let start = self.b.ins().load(types::I64, tr, entry, goff::GC_START);
+            let len = self.b.ins().load(types::I64, tr, entry, goff::GC_LEN);
+            let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
+            let ahead = self.b.ins().iadd_imm_s(aw, AHEAD);
+            let offset = self.b.ins().isub(ahead, start);
+            let inside = self.b.ins().icmp(CC::UnsignedLessThan, offset, len);
+            let p = self.b.ins().iadd(host, offset);
+            let zero = self.iconst(types::I64, 0);
+            ptrs.push(self.b.ins().select(inside, p, zero));
+        }
+        if ptrs.is_empty() {
+            return Ok(());
+        }
+        while ptrs.len() < 3 {
+            ptrs.push(self.iconst(types::I64, 0));
+        }
+        let n = self.st_load(St::N);
+        let n = self.b.ins().uextend(types::I64, n);
+        let bytes = self.b.ins().ishl_imm_s(n, 2);
+        let f = self.iconst(
+            types::I64,
+            crate::gang::helpers::wj_gang_prefetch as *const () as i64,
+        );
+        let sig = self.sig(super::Helper::Prefetch);
+        self.b
+            .ins()
+            .call_indirect(sig, f, &[ptrs[0], ptrs[1], ptrs[2], bytes]);
+        Ok(())
     }
 
     /// A uniform load at a constant offset: one scalar read for the chunk,

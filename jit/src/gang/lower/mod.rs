@@ -47,6 +47,8 @@ pub(super) enum Helper {
     Wave,
     /// `(ctx, seg, run, lane0, mask)`: `wj_gang_redo`.
     Redo,
+    /// `(a, b, c, bytes)`: `wj_gang_prefetch`.
+    Prefetch,
 }
 
 /// Scheduler state kept in a stack slot (read where needed rather than held
@@ -97,7 +99,7 @@ pub(crate) struct GLower<'a, 'b> {
     /// slot rather than SSA values, so helpers that fault lanes clear them in
     /// place and no cold path needs a join for the mask.
     mask_slot: ir::StackSlot,
-    sigs: [Option<ir::SigRef>; 4],
+    sigs: [Option<ir::SigRef>; 5],
     call_conv: cranelift_codegen::isa::CallConv,
     ch: Option<Chunk>,
     env: HashMap<wj::Value, Gv>,
@@ -127,6 +129,37 @@ pub(crate) struct GLower<'a, 'b> {
     senv: HashMap<wj::Value, affine::Scalar>,
     /// While a fused segment is emitted: its values no other run reads.
     fused_internal: HashSet<wj::Value>,
+    /// The current segment's contiguous addresses at its wave's first lane
+    /// (with their conditions over the whole wave).
+    wave_scalars: HashMap<wj::Value, affine::Scalar>,
+    /// Blocks on a cycle of the CFG.
+    in_cycle: HashSet<wj::Block>,
+}
+
+/// The blocks of `kernel` that can reach themselves.
+fn blocks_in_cycles(kernel: &Kernel) -> HashSet<wj::Block> {
+    let succ = |b: wj::Block| -> Vec<wj::Block> {
+        kernel.blocks[b]
+            .term
+            .as_ref()
+            .map(|t| t.calls().iter().map(|c| c.block).collect())
+            .unwrap_or_default()
+    };
+    let mut out = HashSet::new();
+    for b in kernel.blocks.keys() {
+        let mut seen = HashSet::new();
+        let mut stack = succ(b);
+        while let Some(x) = stack.pop() {
+            if x == b {
+                out.insert(b);
+                break;
+            }
+            if seen.insert(x) {
+                stack.extend(succ(x));
+            }
+        }
+    }
+    out
 }
 
 /// Integer values that can be computed again anywhere from builtins,
@@ -283,7 +316,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             ctx,
             state,
             scratch,
-            sigs: [None; 4],
+            sigs: [None; 5],
             call_conv: cfg.default_call_conv,
             ch: None,
             env: HashMap::new(),
@@ -297,6 +330,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             strides: affine::strides(kernel),
             senv: HashMap::new(),
             fused_internal: HashSet::new(),
+            wave_scalars: HashMap::new(),
+            in_cycle: blocks_in_cycles(kernel),
         };
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -373,6 +408,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             Helper::Watchdog => &[I64, I32, I64, I32],
             Helper::Wave => &[I64, I32, I32, I32, I32],
             Helper::Redo => &[I64, I32, I32, I32, I64],
+            Helper::Prefetch => &[I64, I64, I64, I64],
         };
         let mut sig = Signature::new(self.call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -990,6 +1026,14 @@ impl<'a, 'b> GLower<'a, 'b> {
         let last = seg.runs.len().saturating_sub(1);
         let targets = self.successor_pcs(&seg);
         let after = self.b.create_block();
+        self.wave_scalars = self.segment_scalars(&seg)?;
+        if !self.in_cycle.contains(&seg.block) {
+            // Straight-line code runs once per wave: its streams are read
+            // once, in lane order, so the next waves' lines are worth asking
+            // for now (a loop's addresses need not move with the wave).
+            let insts: Vec<wj::Inst> = seg.runs.iter().flat_map(|r| r.insts.clone()).collect();
+            self.prefetch_streams(&insts)?;
+        }
         if let Some(f) = self.fusable(&seg) {
             let ok = self.fuse_test(&f)?;
             let fused = self.b.create_block();
@@ -1022,6 +1066,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
+        self.wave_scalars.clear();
         if targets.is_empty() {
             self.b.ins().jump(sched, &[]);
             return Ok(());
