@@ -91,21 +91,33 @@ fn run_batches<R: Batches>(
     let next = AtomicU64::new(0);
     let stop = AtomicU64::new(u64::MAX);
     let best: Mutex<Option<LaneFault>> = Mutex::new(None);
+    // A worker claims a few consecutive batches at a time (still in
+    // increasing order, each checked against `stop`): neighbouring batches
+    // stream neighbouring memory, which the compiled code prefetches ahead
+    // of itself; single batches alternating between threads would prefetch
+    // the other thread's lines.
+    let claim = (batches / (threads as u64 * 8)).clamp(1, 16);
     let worker = || {
         let mut runner = make();
-        loop {
-            let b = next.fetch_add(1, Ordering::SeqCst);
-            if b >= batches || b > stop.load(Ordering::SeqCst) {
-                break;
-            }
-            let (first, count) = batch(b);
-            if let Some(found) = runner.run_batch(first, count) {
-                stop.fetch_min(b, Ordering::SeqCst);
-                if let Ok(mut best) = best.lock()
-                    && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
-                {
-                    *best = Some(found);
+        'claims: loop {
+            let b0 = next.fetch_add(claim, Ordering::SeqCst);
+            for b in b0..(b0 + claim).min(batches) {
+                if b > stop.load(Ordering::SeqCst) {
+                    break 'claims;
                 }
+                let (first, count) = batch(b);
+                if let Some(found) = runner.run_batch(first, count) {
+                    stop.fetch_min(b, Ordering::SeqCst);
+                    if let Ok(mut best) = best.lock()
+                        && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
+                    {
+                        *best = Some(found);
+                    }
+                    break 'claims;
+                }
+            }
+            if b0 + claim >= batches {
+                break;
             }
         }
         runner.finish();

@@ -134,6 +134,58 @@ pub(crate) struct GLower<'a, 'b> {
     wave_scalars: HashMap<wj::Value, affine::Scalar>,
     /// Blocks on a cycle of the CFG.
     in_cycle: HashSet<wj::Block>,
+    /// Values computed where first read ([`lazy_values`]).
+    lazy: HashSet<wj::Value>,
+}
+
+/// Values left for their first reader to compute: they cannot fault, every
+/// reader computes them again rather than loading them from the slab
+/// (`GLower::val`), and they only feed memory addresses (directly or through
+/// other such values). An affine address then never needs its vectors
+/// unless the exact path runs; values that feed arithmetic stay where the
+/// kernel computes them, interleaved with the rest (a chain computed late
+/// runs after, not beside, the other work).
+fn lazy_values(
+    kernel: &Kernel,
+    plan: &Plan,
+    remat: &HashSet<wj::Value>,
+    slab_read: &HashSet<wj::Value>,
+) -> HashSet<wj::Value> {
+    let mut lazy: HashSet<wj::Value> = kernel
+        .insts
+        .values()
+        .filter(|d| !matches!(d.kind, InstKind::Load(_)))
+        .filter_map(|d| match d.results[..] {
+            [r] if remat.contains(&r) && !(plan.spill[r] && slab_read.contains(&r)) => Some(r),
+            _ => None,
+        })
+        .collect();
+    loop {
+        let mut bad: HashSet<wj::Value> = HashSet::new();
+        for data in kernel.insts.values() {
+            let feeds_lazy = matches!(data.results[..], [r] if lazy.contains(&r));
+            for (k, a) in data.args.iter().enumerate() {
+                let address = k == 0
+                    && matches!(
+                        data.kind,
+                        InstKind::Load(_) | InstKind::Store(_) | InstKind::Atomic { .. }
+                    );
+                if !address && !feeds_lazy {
+                    bad.insert(*a);
+                }
+            }
+        }
+        for b in kernel.blocks.values() {
+            if let Some(t) = &b.term {
+                bad.extend(t.uses());
+            }
+        }
+        let before = lazy.len();
+        lazy.retain(|v| !bad.contains(v));
+        if lazy.len() == before {
+            return lazy;
+        }
+    }
 }
 
 /// The blocks of `kernel` that can reach themselves.
@@ -332,7 +384,9 @@ impl<'a, 'b> GLower<'a, 'b> {
             fused_internal: HashSet::new(),
             wave_scalars: HashMap::new(),
             in_cycle: blocks_in_cycles(kernel),
+            lazy: HashSet::new(),
         };
+        lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
         lw.schedule()?;
         lw.b.seal_all_blocks();
         lw.b.finalize(cfg);
@@ -1302,15 +1356,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         Ok(())
     }
 
-    /// Whether `inst` is left for its first reader to compute: it cannot fault,
-    /// and every reader computes it again rather than loading it from the
-    /// slab (`GLower::val`).
+    /// Whether `inst` is left for its first reader to compute (see [`lazy_values`]).
     fn lazy(&self, inst: wj::Inst) -> bool {
         let data = &self.kernel.insts[inst];
-        let [r] = data.results[..] else { return false };
-        !matches!(data.kind, InstKind::Load(_))
-            && self.remat.contains(&r)
-            && !(self.plan.spill[r] && self.slab_read.contains(&r))
+        matches!(data.results[..], [r] if self.lazy.contains(&r))
     }
 
     /// Writes the pcs of the chunk's active lanes: `f(this, k)` gives vector
