@@ -17,6 +17,8 @@
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, condcodes::IntCC as CC, types};
 use wavejit_ir::{self as wj, AddrSpace, MemAccess, Type};
 
+use std::collections::HashMap;
+
 use super::{GLower, Gv, St, chunk_lanes, guest};
 use crate::abi::{GC_ENTRY_SIZE, off as goff};
 use crate::error::JitError;
@@ -134,6 +136,41 @@ impl GLower<'_, '_> {
         addr_v: wj::Value,
         write: bool,
     ) -> Result<(ir::Value, ir::Value), JitError> {
+        if let Some(&(okw, hostw)) = self.wave_sites.get(&inst) {
+            // Tested for the whole wave at the segment's start; a wave that
+            // failed (a cold region cache, a range across regions) still
+            // tries chunk by chunk.
+            let c = self.chunk()?.c;
+            let c = self.b.ins().uextend(types::I64, c);
+            let step = self.b.ins().ishl_imm_s(c, 2);
+            let pw = self.b.ins().iadd(hostw, step);
+            let chk = self.b.create_block();
+            let join = self.b.create_block();
+            let ok = self.b.append_block_param(join, types::I8);
+            let p = self.b.append_block_param(join, types::I64);
+            let one = self.iconst(types::I8, 1);
+            self.b.set_cold_block(chk);
+            self.b
+                .ins()
+                .brif(okw, join, &[one.into(), pw.into()], chk, &[]);
+            self.b.switch_to_block(chk);
+            let (ok_c, p_c) =
+                self.cold(|this| this.chunk_contiguous(inst, space, addr_v, write))?;
+            self.b.ins().jump(join, &[ok_c.into(), p_c.into()]);
+            self.b.switch_to_block(join);
+            return Ok((ok, p));
+        }
+        self.chunk_contiguous(inst, space, addr_v, write)
+    }
+
+    /// [`GLower::contiguous`] for the current chunk alone.
+    fn chunk_contiguous(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+        write: bool,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
         let bytes = 4 * chunk_lanes(self.g) as i64;
         let (a0, same) = if self.stride(addr_v) == Some(4) {
             let (a, cond) = self.chunk_scalar(addr_v)?;
@@ -150,12 +187,29 @@ impl GLower<'_, '_> {
         };
         let low = self.b.ins().band_imm_s(a0, 3);
         let aligned = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
-        let mut ok = match same {
+        let ok = match same {
             Some(same) => self.b.ins().band(same, aligned),
             None => aligned,
         };
+        let bytes = self.iconst(types::I64, bytes);
+        let (inside, p) = self.region(inst, space, a0, bytes, write)?;
+        let ok = self.b.ins().band(ok, inside);
+        Ok((ok, p))
+    }
+
+    /// Whether `bytes` bytes at `a0` (i64) lie in memory access `inst` may
+    /// use (global: the site's cached region, writable for a write; shared:
+    /// the workgroup's area), and the host address of `a0`.
+    fn region(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        a0: ir::Value,
+        bytes: ir::Value,
+        write: bool,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
         let tr = MemFlagsData::trusted();
-        let p = if space == AddrSpace::Global {
+        if space == AddrSpace::Global {
             let site = self.plan.gc_site[inst];
             let gc = self.ctx_load(types::I64, off::GC);
             let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
@@ -167,35 +221,84 @@ impl GLower<'_, '_> {
             let fits = self
                 .b
                 .ins()
-                .icmp_imm_s(CC::UnsignedGreaterThanOrEqual, room, bytes);
-            ok = self.b.ins().band(ok, inside);
-            ok = self.b.ins().band(ok, fits);
+                .icmp(CC::UnsignedGreaterThanOrEqual, room, bytes);
+            let mut ok = self.b.ins().band(inside, fits);
             if write {
                 let w = self.b.ins().load(types::I64, tr, entry, goff::GC_WRITABLE);
                 let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
                 ok = self.b.ins().band(ok, w);
             }
             let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
-            self.b.ins().iadd(host, offset)
+            Ok((ok, self.b.ins().iadd(host, offset)))
         } else {
             let size = i64::from(self.kernel.shared_size);
-            let end = self.b.ins().iadd_imm_s(a0, bytes);
+            let end = self.b.ins().iadd(a0, bytes);
+            // No wrap, and inside the area.
+            let no_wrap = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, end, a0);
             let fits = self
                 .b
                 .ins()
                 .icmp_imm_s(CC::UnsignedLessThanOrEqual, end, size);
-            ok = self.b.ins().band(ok, fits);
+            let ok = self.b.ins().band(no_wrap, fits);
             let slot = self.st_load(St::Slot);
             let slot = self.b.ins().uextend(types::I64, slot);
             let offs = self.b.ins().ishl_imm_s(slot, 3);
             let bases = self.ctx_load(types::I64, off::SHARED);
             let pb = self.b.ins().iadd(bases, offs);
             let base = self.b.ins().load(types::I64, tr, pb, 0);
-            self.b.ins().iadd(base, a0)
-        };
-        Ok((ok, p))
+            Ok((ok, self.b.ins().iadd(base, a0)))
+        }
     }
 
+    /// The wave-level test of every contiguous word access of `insts` whose
+    /// address the segment has as a wave scalar: the address conditions,
+    /// alignment, and the wave's whole range (rounded up to whole chunks) in
+    /// memory the access may use; with the host address of the wave's first
+    /// lane.
+    pub(super) fn wave_sites(
+        &mut self,
+        insts: &[wj::Inst],
+    ) -> Result<HashMap<wj::Inst, (ir::Value, ir::Value)>, JitError> {
+        let mut out = HashMap::new();
+        let mut bytes = None;
+        for &i in insts {
+            let data = &self.kernel.insts[i];
+            let (write, a) = match &data.kind {
+                wj::InstKind::Load(a) => (false, a),
+                wj::InstKind::Store(a) => (true, a),
+                _ => continue,
+            };
+            let space = a.space;
+            let Some(&(aw, cond)) = self.wave_scalars.get(&data.args[0]) else {
+                continue;
+            };
+            let bytes = match bytes {
+                Some(b) => b,
+                None => {
+                    let n = self.st_load(St::N);
+                    let n = self.b.ins().uextend(types::I64, n);
+                    let l = chunk_lanes(self.g) as i64;
+                    let n = self.b.ins().iadd_imm_s(n, l - 1);
+                    let n = self.b.ins().band_imm_s(n, -l);
+                    *bytes.insert(self.b.ins().ishl_imm_s(n, 2))
+                }
+            };
+            let a0 = if space == AddrSpace::Global {
+                aw
+            } else {
+                self.b.ins().uextend(types::I64, aw)
+            };
+            let low = self.b.ins().band_imm_s(a0, 3);
+            let aligned = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
+            let (inside, host) = self.region(i, space, a0, bytes, write)?;
+            let mut ok = self.b.ins().band(aligned, inside);
+            if let Some(c) = cond {
+                ok = self.b.ins().band(ok, c);
+            }
+            out.insert(i, (ok, host));
+        }
+        Ok(out)
+    }
     /// Lane 0's address (i64) and whether every lane's is `a0 + 4k` (i8).
     fn lanes_consecutive(
         &mut self,

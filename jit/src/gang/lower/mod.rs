@@ -67,6 +67,10 @@ enum St {
     Uni = 20,
     /// Nonzero once parked lanes were released (a later round).
     Round = 24,
+    /// Nonzero when every lane of the wave is at [`St::Pc`] (the first round's
+    /// first visit, or a uniform successor): a segment's first run then needs
+    /// no pc reads for its mask while no lane of the batch has faulted.
+    Conv = 28,
 }
 
 const UNI_START: u32 = u32::MAX - 1;
@@ -132,10 +136,15 @@ pub(crate) struct GLower<'a, 'b> {
     /// The current segment's contiguous addresses at its wave's first lane
     /// (with their conditions over the whole wave).
     wave_scalars: HashMap<wj::Value, affine::Scalar>,
+    /// The current segment's wave-level memory tests (`mem::wave_sites`).
+    wave_sites: HashMap<wj::Inst, (ir::Value, ir::Value)>,
     /// Blocks on a cycle of the CFG.
     in_cycle: HashSet<wj::Block>,
     /// Values computed where first read ([`lazy_values`]).
     lazy: HashSet<wj::Value>,
+    /// Emitting a chunk loop for a converged wave ([`St::Conv`]): masks
+    /// from the wave's size alone.
+    converged: bool,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -347,7 +356,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
         let state =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 28, 3));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
         let scratch = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             scratch_bytes(g),
@@ -383,8 +392,10 @@ impl<'a, 'b> GLower<'a, 'b> {
             senv: HashMap::new(),
             fused_internal: HashSet::new(),
             wave_scalars: HashMap::new(),
+            wave_sites: HashMap::new(),
             in_cycle: blocks_in_cycles(kernel),
             lazy: HashSet::new(),
+            converged: false,
         };
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
         lw.schedule()?;
@@ -546,6 +557,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().brif(later, sched, &[], fresh, &[]);
         self.b.switch_to_block(fresh);
         let start = self.iconst(types::I32, 0);
+        let one = self.iconst(types::I32, 1);
+        self.st_store(St::Conv, one);
         self.b.ins().jump(dispatch_at, &[start.into()]);
 
         // wave_next
@@ -563,6 +576,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b
                 .ins()
                 .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, pcmin, i64::from(PARKED));
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Conv, zero);
         self.b
             .ins()
             .brif(idle, wave_next, &[], dispatch_at, &[pcmin.into()]);
@@ -789,10 +804,12 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// Lanes `4k .. 4k + 4` of the chunk that exist (below `left`), as a mask.
+    /// Signed: `left` is below 2^28 (a batch's slab fits 2^31 bytes), and
+    /// x86 has a signed vector compare only.
     fn valid(&mut self, left: ir::Value, k: usize) -> ir::Value {
         let k = 4 * k as u32;
         let iota = self.vconst_i32([k, k + 1, k + 2, k + 3]);
-        self.b.ins().icmp(CC::UnsignedLessThan, iota, left)
+        self.b.ins().icmp(CC::SignedGreaterThan, left, iota)
     }
 
     /// The lowest pc of the current wave's lanes (parked and dead lanes
@@ -991,10 +1008,17 @@ impl<'a, 'b> GLower<'a, 'b> {
             let ch = self.chunk()?;
             (ch.lane0, ch.c)
         };
+        let n = self.st_load(St::N);
+        if self.converged {
+            // Every lane of the wave is at the pc: the lanes that exist.
+            let left = self.lanes_left(c, n);
+            let mask: Gv = (0..self.g).map(|k| self.valid(left, k)).collect();
+            let all = full.then(|| self.iconst(types::I8, 1));
+            return Ok((mask, all));
+        }
         let pcs = self.ctx_load(types::I64, off::PC);
         let pc = self.st_load(St::Pc);
         let pcv = self.b.ins().splat(types::I32X4, pc);
-        let n = self.st_load(St::N);
         let mut mask = Vec::with_capacity(self.g);
         let mut all: Option<ir::Value> = None;
         let left = self.lanes_left(c, n);
@@ -1077,50 +1101,51 @@ impl<'a, 'b> GLower<'a, 'b> {
         wave_next: ir::Block,
     ) -> Result<(), JitError> {
         let seg = self.plan.segments[k].clone();
-        let last = seg.runs.len().saturating_sub(1);
         let targets = self.successor_pcs(&seg);
         let after = self.b.create_block();
         self.wave_scalars = self.segment_scalars(&seg)?;
+        let insts: Vec<wj::Inst> = seg.runs.iter().flat_map(|r| r.insts.clone()).collect();
+        self.wave_sites = self.wave_sites(&insts)?;
         if !self.in_cycle.contains(&seg.block) {
             // Straight-line code runs once per wave: its streams are read
             // once, in lane order, so the next waves' lines are worth asking
             // for now (a loop's addresses need not move with the wave).
-            let insts: Vec<wj::Inst> = seg.runs.iter().flat_map(|r| r.insts.clone()).collect();
             self.prefetch_streams(&insts)?;
         }
-        if let Some(f) = self.fusable(&seg) {
-            let ok = self.fuse_test(&f)?;
-            let fused = self.b.create_block();
-            let apart = self.b.create_block();
-            self.b.ins().brif(ok, fused, &[], apart, &[]);
-            self.b.switch_to_block(fused);
-            self.unnoted = self.unnoted_results(seg.block, &f.run);
-            let track = !targets.is_empty();
-            if track {
-                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
-                self.st_store(St::Uni, start);
+        // A converged wave runs a one-run (or fused) segment without pc reads.
+        let conv = self.b.create_block();
+        let general = self.b.create_block();
+        let single = seg.runs.len() == 1;
+        let fused = self.fusable(&seg);
+        if single || fused.is_some() {
+            let c = self.st_load(St::Conv);
+            let faulted = self.ctx_load(types::I32, off::FAULTED);
+            let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+            let c = self.b.ins().icmp_imm_s(CC::NotEqual, c, 0);
+            let c = self.b.ins().band(c, clean);
+            self.b.ins().brif(c, conv, &[], general, &[]);
+        } else {
+            self.b.ins().jump(general, &[]);
+        }
+        for converged in [true, false] {
+            self.b
+                .switch_to_block(if converged { conv } else { general });
+            if converged && !single && fused.is_none() {
+                self.b.ins().jump(general, &[]);
+                continue;
             }
-            self.fused_internal = f.internal;
-            let r = self
-                .chunk_loop_tracked(track, |this| this.run(k, 0, seg.block, &f.run, seg.next_pc));
-            self.fused_internal.clear();
+            self.converged = converged;
+            let r = self.segment_body(k, &seg, fused.as_ref(), &targets, after);
+            self.converged = false;
             r?;
-            self.b.ins().jump(after, &[]);
-            self.b.switch_to_block(apart);
         }
-        for (r, run) in seg.runs.iter().enumerate() {
-            let end_pc = if r == last { seg.next_pc } else { None };
-            self.unnoted = self.unnoted_results(seg.block, run);
-            let track = r == last && !targets.is_empty();
-            if track {
-                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
-                self.st_store(St::Uni, start);
-            }
-            self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
-        }
+        self.b.switch_to_block(after);
+        self.wave_scalars.clear();
+        self.wave_sites.clear();
         self.b.ins().jump(after, &[]);
         self.b.switch_to_block(after);
         self.wave_scalars.clear();
+        self.wave_sites.clear();
         if targets.is_empty() {
             self.b.ins().jump(sched, &[]);
             return Ok(());
@@ -1150,10 +1175,62 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.switch_to_block(go);
             let pcv = self.iconst(types::I32, i64::from(pc as i32));
             self.st_store(St::Pc, pcv);
+            let one = self.iconst(types::I32, 1);
+            self.st_store(St::Conv, one);
             self.b.ins().jump(entry, &[]);
             self.b.switch_to_block(next);
         }
         self.b.ins().jump(sched, &[]);
+        Ok(())
+    }
+
+    /// Segment `k`'s runs for the current wave (fused when `fused` is given
+    /// and the wave passes its test), then a jump to `after`. In converged
+    /// mode only the first run may use it: a later run's lanes may have
+    /// faulted in an earlier one, so it reads the pcs again.
+    fn segment_body(
+        &mut self,
+        k: usize,
+        seg: &crate::plan::Segment,
+        fused: Option<&fuse::Fused>,
+        targets: &[u32],
+        after: ir::Block,
+    ) -> Result<(), JitError> {
+        let last = seg.runs.len().saturating_sub(1);
+        if let Some(f) = fused {
+            let ok = self.fuse_test(f)?;
+            let yes = self.b.create_block();
+            let apart = self.b.create_block();
+            self.b.ins().brif(ok, yes, &[], apart, &[]);
+            self.b.switch_to_block(yes);
+            self.unnoted = self.unnoted_results(seg.block, &f.run);
+            let track = !targets.is_empty();
+            if track {
+                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
+                self.st_store(St::Uni, start);
+            }
+            self.fused_internal = f.internal.clone();
+            let r = self
+                .chunk_loop_tracked(track, |this| this.run(k, 0, seg.block, &f.run, seg.next_pc));
+            self.fused_internal.clear();
+            r?;
+            self.b.ins().jump(after, &[]);
+            self.b.switch_to_block(apart);
+        }
+        let converged = self.converged;
+        for (r, run) in seg.runs.iter().enumerate() {
+            self.converged = converged && r == 0;
+            let end_pc = if r == last { seg.next_pc } else { None };
+            self.unnoted = self.unnoted_results(seg.block, run);
+            let track = r == last && !targets.is_empty();
+            if track {
+                let start = self.iconst(types::I32, i64::from(UNI_START as i32));
+                self.st_store(St::Uni, start);
+            }
+            self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
+        }
+        self.converged = converged;
+        self.b.ins().jump(after, &[]);
         Ok(())
     }
 
