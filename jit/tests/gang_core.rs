@@ -7,7 +7,8 @@
 
 mod support;
 
-use support::{BUF, compare};
+use support::{BUF, compare, run_on};
+use wavejit_jit::{Core, Jit, JitConfig};
 use wavejit_ir::{Dispatch, FaultKind, Kernel};
 
 fn parse(text: &str) -> Kernel {
@@ -599,4 +600,49 @@ block0:
         .map(|i| if i < 32 { 1005 + i } else { 1010 + i })
         .collect();
     assert_eq!(u32s(&out.memory)[..48], want[..]);
+}
+
+/// Lane 13 faults in the first block; every lane then jumps to the second,
+/// which every other lane runs (the wave's successor is uniform, so the
+/// second block starts converged): lane 13 must stay stopped there.
+#[test]
+fn a_lane_that_faulted_stays_stopped_after_a_uniform_jump() {
+    let k = parse(&format!(
+        "kernel @after_fault shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 13
+  v21 = icmp.eq.i32 v0, v20
+  v22 = const.i64 0x100000
+  v23 = const.i64 0
+  v24 = select.i64 v21, v22, v23
+  v25 = iadd.i64 v6, v24
+  v26 = load.global.i32 v25
+  jump block1
+
+block1:
+  v27 = const.i32 7
+  store.global.i32 v6, v27
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([1, 1, 1], [32, 1, 1]);
+    let out = compare(&k, &d, &[0; 128], &[]);
+    let fault = out.fault.expect("lane 13 reads out of bounds");
+    assert_eq!(fault.lane.local, [13, 0, 0]);
+    let want: Vec<u32> = (0..32).map(|i| if i == 13 { 0 } else { 7 }).collect();
+    assert_eq!(u32s(&out.memory)[..32], want[..]);
+    // `compare` checks memory only without a fault (threads may run later
+    // batches); on one thread the gang core's memory is the interpreter's.
+    for tier_lanes in [0, u64::MAX] {
+        let jit = Jit::new(JitConfig {
+            core: Core::Gang,
+            threads: 1,
+            optimize_after_lanes: tier_lanes,
+            ..JitConfig::default()
+        });
+        let got = run_on(&jit, &k, &d, &[0; 128], &[], true);
+        assert_eq!(got.fault.map(|f| f.lane.local), Some([13, 0, 0]));
+        assert_eq!(u32s(&got.memory)[..32], want[..], "tier after {tier_lanes}");
+    }
 }
