@@ -8,8 +8,8 @@
 mod support;
 
 use support::{BUF, compare, run_on};
-use wavejit_jit::{Core, Jit, JitConfig};
 use wavejit_ir::{Dispatch, FaultKind, Kernel};
+use wavejit_jit::{Core, Jit, JitConfig};
 
 fn parse(text: &str) -> Kernel {
     match wavejit_ir::text::parse(text) {
