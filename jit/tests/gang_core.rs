@@ -602,9 +602,10 @@ block0:
     assert_eq!(u32s(&out.memory)[..48], want[..]);
 }
 
-/// Lane 13 faults in the first block; every lane then jumps to the second,
-/// which every other lane runs (the wave's successor is uniform, so the
-/// second block starts converged): lane 13 must stay stopped there.
+/// Lane 13 faults in the first block; every lane then jumps to the second
+/// (a load and a store: fused), which every other lane runs (the wave's
+/// successor is uniform, so the second block starts converged): lane 13 must
+/// stay stopped there.
 #[test]
 fn a_lane_that_faulted_stays_stopped_after_a_uniform_jump() {
     let k = parse(&format!(
@@ -621,7 +622,9 @@ block0:
 
 block1:
   v27 = const.i32 7
-  store.global.i32 v6, v27
+  v28 = load.global.i32 v6
+  v29 = iadd.i32 v28, v27
+  store.global.i32 v6, v29
   exit
 }}
 "
