@@ -649,3 +649,55 @@ block1:
         assert_eq!(u32s(&got.memory)[..32], want[..], "tier after {tier_lanes}");
     }
 }
+
+/// A self-loop block (lane-major: each chunk runs all its iterations before
+/// the next chunk) with per-lane trip counts `li % 8 + 1`: `y[i] = 3^trips`,
+/// computed in 40-lane workgroups (partial chunks) and waves of 8; then the
+/// same with a step limit some lanes pass: the fault is the lowest such
+/// lane's, entering the loop block again.
+#[test]
+fn a_self_loop_with_per_lane_trip_counts_and_the_watchdog() {
+    let k = parse(&format!(
+        "kernel @trips shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 7
+  v21 = and.i32 v0, v20
+  v22 = const.i32 1
+  v23 = iadd.i32 v21, v22
+  v24 = const.i32 0
+  jump block1(v24, v22)
+
+block1(v30: i32, v31: i32):
+  v32 = const.i32 3
+  v33 = imul.i32 v31, v32
+  v34 = iadd.i32 v30, v22
+  v35 = icmp.ult.i32 v34, v23
+  br v35, block1(v34, v33), block2(v33)
+
+block2(v40: i32):
+  store.global.i32 v6, v40
+  exit
+}}
+"
+    ));
+    let mut d = Dispatch::new([2, 1, 1], [40, 1, 1]);
+    d.wave_size = 8;
+    let out = compare(&k, &d, &[0; 512], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got[..80].iter().enumerate() {
+        assert_eq!(v, 3u32.pow((i as u32 % 40) % 8 + 1), "lane {i}");
+    }
+    // Lane 4 (5 trips) counts 7 steps (one at entry, one per edge): over a
+    // limit of 6; lanes 0..3 count at most 6.
+    d.step_limit = 6;
+    let out = compare(&k, &d, &[0; 512], &[]);
+    let fault = out
+        .fault
+        .expect("lanes with 6 or more trips pass the limit");
+    assert_eq!(fault.lane.local, [4, 0, 0]);
+    assert!(
+        matches!(fault.kind, FaultKind::Watchdog { limit: 6 }),
+        "{fault:?}"
+    );
+}

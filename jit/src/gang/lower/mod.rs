@@ -1237,6 +1237,20 @@ impl<'a, 'b> GLower<'a, 'b> {
         after: ir::Block,
     ) -> Result<(), JitError> {
         let last = seg.runs.len().saturating_sub(1);
+        if seg.self_loop
+            && let [run] = &seg.runs[..]
+        {
+            // Each chunk runs all its iterations before the next chunk (the
+            // plan's lane-major loop: nothing in it writes memory others
+            // see, and it leaves only to higher pcs); then the scheduler.
+            self.unnoted = self.unnoted_results(seg.block, run);
+            let pc = self.plan.block_pc[seg.block];
+            let uni = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+            self.st_store(St::Uni, uni);
+            self.chunk_loop(|this| this.iterate_chunk(k, seg.block, run, pc))?;
+            self.b.ins().jump(after, &[]);
+            return Ok(());
+        }
         for (r, run) in seg.runs.iter().enumerate() {
             let end_pc = if r == last { seg.next_pc } else { None };
             self.unnoted = self.unnoted_results(seg.block, run);
@@ -1248,6 +1262,57 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
         }
         self.b.ins().jump(after, &[]);
+        Ok(())
+    }
+
+    /// A self-loop block for the current chunk, iteration after iteration
+    /// while some lane takes the back edge to `pc` (its lanes then are
+    /// exactly the next iteration's: every other lane of the chunk was not at
+    /// `pc`, or left, faulted or stopped at the step limit).
+    fn iterate_chunk(
+        &mut self,
+        k: usize,
+        block: wj::Block,
+        run: &Run,
+        pc: u32,
+    ) -> Result<(), JitError> {
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().jump(head, &[]);
+        self.b.switch_to_block(head);
+        // Nothing computed in the last iteration holds in this one.
+        self.env.clear();
+        self.consts.clear();
+        self.senv.clear();
+        self.redo = vec![None; self.g];
+        self.run(k, 0, block, run, None)?;
+        let (lane0, c) = {
+            let ch = self.chunk()?;
+            (ch.lane0, ch.c)
+        };
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let pcv = self.splat(i64::from(pc), false);
+        let n = self.st_load(St::N);
+        let left = self.lanes_left(c, n);
+        let mut any = None;
+        for kk in 0..self.g {
+            let p = self.lane_ptr(pcs, lane0, kk);
+            let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+            let at = self.b.ins().icmp(CC::Equal, x, pcv);
+            let v = self.valid(left, kk);
+            let m = self.b.ins().band(at, v);
+            self.b
+                .ins()
+                .stack_store(types::I64, m, self.mask_slot, 16 * kk as i32);
+            any = Some(match any {
+                None => m,
+                Some(a) => self.b.ins().bor(a, m),
+            });
+        }
+        let any = any.ok_or(JitError::Malformed("empty chunk"))?;
+        let again = self.b.ins().vany_true(any);
+        self.b.ins().brif(again, head, &[], done, &[]);
+        self.b.switch_to_block(done);
         Ok(())
     }
 
