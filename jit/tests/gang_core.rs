@@ -421,6 +421,28 @@ block0:
     assert_eq!(at(7, 7, 2), 0x7fc0_0000, "canonical NaN");
 }
 
+/// `store y[i]` at `base + 4 * ext(li + c)` for 32 lanes, with `ext` the
+/// 32-to-64-bit extension `cast`.
+fn store_at_extended_index(cast: &str, c: u32, base: u64) -> support::Outcome {
+    let k = parse(&format!(
+        "kernel @wrap shared 0 private 0 {{
+block0:
+  v0 = local_index
+  v1 = const.i32 {c:#x}
+  v2 = iadd.i32 v0, v1
+  v3 = {cast}.i32.i64 v2
+  v4 = const.i64 2
+  v5 = shl.i64 v3, v4
+  v6 = const.i64 {base:#x}
+  v7 = iadd.i64 v6, v5
+  store.global.i32 v7, v0
+  exit
+}}
+"
+    ));
+    compare(&k, &Dispatch::new([1, 1, 1], [32, 1, 1]), &[0; 128], &[])
+}
+
 /// An affine index that wraps past 2^32 inside a chunk: `zext(li +
 /// 0xffffffe8)` is 2^32 - 24 + li for lanes 0..23 and li - 24 after, so the
 /// address `BUF - 4 * (2^32 - 24) + 4 * zext(...)` is BUF + 4 li for lanes
@@ -429,29 +451,12 @@ block0:
 /// wrap: lanes 0..23 store, lane 24 faults.
 #[test]
 fn an_affine_index_that_wraps_in_a_chunk_faults_at_the_wrap() {
-    let k = parse(
-        "kernel @wrap shared 0 private 0 {
-block0:
-  v0 = local_index
-  v1 = const.i32 0xffffffe8
-  v2 = iadd.i32 v0, v1
-  v3 = zext.i32.i64 v2
-  v4 = const.i64 2
-  v5 = shl.i64 v3, v4
-  v6 = const.i64 0xfffffffc10000060
-  v7 = iadd.i64 v6, v5
-  store.global.i32 v7, v0
-  exit
-}
-",
-    );
-    let d = Dispatch::new([1, 1, 1], [32, 1, 1]);
-    let out = compare(&k, &d, &[0; 128], &[]);
+    let out = store_at_extended_index("zext", 0xffff_ffe8, 0xffff_fffc_1000_0060);
     let fault = out.fault.expect("lanes 24.. store out of bounds");
     assert_eq!(fault.lane.local, [24, 0, 0]);
     match fault.kind {
         FaultKind::Memory { addr, write, .. } => {
-            assert_eq!(addr, 0xfffffffc10000060);
+            assert_eq!(addr, 0xffff_fffc_1000_0060);
             assert!(write);
         }
         other => panic!("unexpected fault {other:?}"),
@@ -462,24 +467,7 @@ block0:
 /// The signed twin: `sext(li + 0x7fffffe8)` turns negative at lane 24.
 #[test]
 fn a_sign_extended_affine_index_that_wraps_faults_at_the_wrap() {
-    let k = parse(
-        "kernel @swrap shared 0 private 0 {
-block0:
-  v0 = local_index
-  v1 = const.i32 0x7fffffe8
-  v2 = iadd.i32 v0, v1
-  v3 = sext.i32.i64 v2
-  v4 = const.i64 2
-  v5 = shl.i64 v3, v4
-  v6 = const.i64 0xfffffffe10000060
-  v7 = iadd.i64 v6, v5
-  store.global.i32 v7, v0
-  exit
-}
-",
-    );
-    let d = Dispatch::new([1, 1, 1], [32, 1, 1]);
-    let out = compare(&k, &d, &[0; 128], &[]);
+    let out = store_at_extended_index("sext", 0x7fff_ffe8, 0xffff_fffe_1000_0060);
     let fault = out.fault.expect("lanes 24.. store out of bounds");
     assert_eq!(fault.lane.local, [24, 0, 0]);
     assert_eq!(u32s(&out.memory)[..24], (0..24).collect::<Vec<u32>>()[..]);

@@ -318,11 +318,7 @@ impl GLower<'_, '_> {
                 (v, Some(row))
             }
             Builtin::WorkgroupId(d) => {
-                let slot = self.st_load(St::Slot);
-                let slot = self.b.ins().uextend(types::I64, slot);
-                let offs = self.b.ins().ishl_imm_s(slot, 4);
-                let groups = self.ctx_load(types::I64, off::GROUP);
-                let p = self.b.ins().iadd(groups, offs);
+                let p = self.group_words();
                 let x = self
                     .b
                     .ins()

@@ -21,7 +21,7 @@ use wavejit_ir::{
     InstKind, IntCC, NanMode, Round, Type,
 };
 
-use super::{GLower, Gv, St};
+use super::{GLower, Gv};
 use crate::error::JitError;
 use crate::gang::abi::off;
 use crate::gang::helpers::{wide, wj_gang_pure};
@@ -164,11 +164,7 @@ impl GLower<'_, '_> {
         let dim = |d: u8| 4 * i32::from(d.min(2));
         let x = match bi {
             Builtin::WorkgroupId(d) => {
-                let slot = self.st_load(St::Slot);
-                let slot = self.b.ins().uextend(types::I64, slot);
-                let offs = self.b.ins().ishl_imm_s(slot, 4);
-                let groups = self.ctx_load(types::I64, off::GROUP);
-                let p = self.b.ins().iadd(groups, offs);
+                let p = self.group_words();
                 self.b
                     .ins()
                     .load(types::I32, MemFlagsData::trusted(), p, dim(d))

@@ -416,6 +416,15 @@ impl<'a, 'b> GLower<'a, 'b> {
             .stack_store(types::I64, x, self.state, f as i32);
     }
 
+    /// Address of the current slot's workgroup id words (x, y, z at 0, 4, 8).
+    fn group_words(&mut self) -> ir::Value {
+        let slot = self.st_load(St::Slot);
+        let slot = self.b.ins().uextend(types::I64, slot);
+        let offs = self.b.ins().ishl_imm_s(slot, 4);
+        let groups = self.ctx_load(types::I64, off::GROUP);
+        self.b.ins().iadd(groups, offs)
+    }
+
     fn ctx_load(&mut self, ty: ir::Type, field: i32) -> ir::Value {
         self.b
             .ins()
