@@ -689,3 +689,48 @@ block2(v40: i32):
         "{fault:?}"
     );
 }
+
+/// A fused segment whose uniform words are read once per wave: with the
+/// uniforms one word short, every lane faults at the load of the missing
+/// word (the interpreter's fault), and with them all present the kernel
+/// computes `y[i] = x[i] * a + y[i]`.
+#[test]
+fn uniforms_read_once_per_wave_fault_when_short() {
+    let k = parse(&format!(
+        "kernel @uscale shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 0
+  v21 = load.uniform.i32 v20
+  v22 = const.i32 4
+  v23 = load.uniform.i32 v22
+  v24 = load.global.i32 v6
+  v25 = imul.i32 v24, v21
+  v26 = iadd.i32 v25, v23
+  store.global.i32 v6, v26
+  exit
+}}
+"
+    ));
+    let init: Vec<u8> = (0..64u32).flat_map(|w| w.to_le_bytes()).collect();
+    let mut d = Dispatch::new([1, 1, 1], [48, 1, 1]);
+    d.uniforms = [3u32.to_le_bytes(), 1000u32.to_le_bytes()].concat();
+    let out = compare(&k, &d, &init, &[]);
+    assert_eq!(out.fault, None);
+    let want: Vec<u32> = (0..48).map(|i| 3 * i + 1000).collect();
+    assert_eq!(u32s(&out.memory)[..48], want[..]);
+    d.uniforms.truncate(4);
+    let out = compare(&k, &d, &init, &[]);
+    let fault = out.fault.expect("the second uniform word is missing");
+    assert_eq!(fault.lane.local, [0, 0, 0]);
+    assert!(
+        matches!(
+            fault.kind,
+            FaultKind::Memory {
+                addr: 4,
+                write: false,
+                ..
+            }
+        ),
+        "{fault:?}"
+    );
+}

@@ -139,6 +139,7 @@ impl GLower<'_, '_> {
         self.b
             .ins()
             .call_indirect(sig, f, &[self.ctx, code, lane0, bits, buf]);
+        self.mask_cache = None;
         Ok(())
     }
 

@@ -58,6 +58,11 @@ impl GLower<'_, '_> {
             && offset.is_multiple_of(u64::from(a.align.max(1)))
             && offset < 1 << 32
         {
+            if let Some(&x) = self.hoisted.get(&inst) {
+                // Loaded once for the wave (see `hoist_uniforms`).
+                let g = vec![x; self.vecs(self.kernel.value_type(res[0]))];
+                return self.def(res[0], g);
+            }
             return self.uniform_load(inst, a, offset, res[0]);
         }
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
@@ -411,6 +416,57 @@ impl GLower<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// Loads the 32- and 64-bit uniform words at constant offsets among
+    /// `insts` once, as splatted vectors the chunks of the loop that follows
+    /// use (`GLower::hoisted`); returns whether they all lie inside the
+    /// uniforms (when not, the caller takes the per-chunk path, which faults
+    /// the lanes at the right instruction).
+    pub(super) fn hoist_uniforms(&mut self, insts: &[wj::Inst]) -> Result<ir::Value, JitError> {
+        let mut fits = self.iconst(types::I8, 1);
+        for &i in insts {
+            let data = &self.kernel.insts[i];
+            let wj::InstKind::Load(a) = &data.kind else {
+                continue;
+            };
+            let [res] = data.results[..] else { continue };
+            let ty = self.kernel.value_type(res);
+            let Some(offset) = crate::plan::const_bits(self.kernel, data.args[0]) else {
+                continue;
+            };
+            if a.space != AddrSpace::Uniform
+                || a.count != 1
+                || !matches!(a.bits, 32 | 64)
+                || ty == Type::I1
+                || u32::from(a.bits) != ty.bits()
+                || !offset.is_multiple_of(u64::from(a.align.max(1)))
+                || offset >= 1 << 31
+            {
+                continue;
+            }
+            let len = self.ctx_load(types::I64, off::UNIFORMS_LEN);
+            let end = offset as i64 + i64::from(a.bits / 8);
+            let ok = self
+                .b
+                .ins()
+                .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, len, end);
+            fits = self.b.ins().band(fits, ok);
+            // Out of range the context's first word is read instead; the
+            // value is then never used.
+            let base = self.ctx_load(types::I64, off::UNIFORMS);
+            let at = self.b.ins().iadd_imm_s(base, offset as i64);
+            let p = self.b.ins().select(ok, at, self.ctx);
+            let (st, vt) = if a.bits == 64 {
+                (types::I64, types::I64X2)
+            } else {
+                (types::I32, types::I32X4)
+            };
+            let x = self.b.ins().load(st, MemFlagsData::trusted(), p, 0);
+            let v = self.b.ins().splat(vt, x);
+            self.hoisted.insert(i, v);
+        }
+        Ok(fits)
     }
 
     /// A uniform load at a constant offset: one scalar read for the chunk,

@@ -145,6 +145,15 @@ pub(crate) struct GLower<'a, 'b> {
     /// Emitting a chunk loop for a converged wave ([`St::Conv`]): masks
     /// from the wave's size alone.
     converged: bool,
+    /// The current chunk's mask as values that dominate the code being
+    /// emitted; `None` once a helper may have cleared lanes in the slot.
+    mask_cache: Option<Gv>,
+    /// The kernel has a barrier (lanes' pcs are read again in later rounds).
+    barriers: bool,
+    /// Emitting an exit nobody reads the pcs of afterwards (see `fused_body`).
+    quiet_exit: bool,
+    /// Uniform loads made once before the current chunk loop.
+    hoisted: HashMap<wj::Inst, ir::Value>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -396,6 +405,10 @@ impl<'a, 'b> GLower<'a, 'b> {
             in_cycle: blocks_in_cycles(kernel),
             lazy: HashSet::new(),
             converged: false,
+            mask_cache: None,
+            barriers: kernel.insts.values().any(|d| d.kind == InstKind::Barrier),
+            quiet_exit: false,
+            hoisted: HashMap::new(),
         };
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
         lw.schedule()?;
@@ -984,6 +997,7 @@ impl<'a, 'b> GLower<'a, 'b> {
                 any = self.b.ins().bor(any, m);
             }
         }
+        self.mask_cache = Some(mask.clone());
         let any = self.b.ins().vany_true(any);
         if track {
             let skip = self.b.create_block();
@@ -1003,6 +1017,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().jump(head, &[next.into()]);
         self.b.switch_to_block(exit);
         self.ch = None;
+        self.mask_cache = None;
         self.env.clear();
         self.senv.clear();
         self.consts.clear();
@@ -1073,6 +1088,14 @@ impl<'a, 'b> GLower<'a, 'b> {
 
     /// The current chunk's execution mask.
     fn mask(&mut self) -> Gv {
+        if let Some(m) = &self.mask_cache {
+            return m.clone();
+        }
+        self.load_mask()
+    }
+
+    /// The mask as the slot holds it now.
+    fn load_mask(&mut self) -> Gv {
         (0..self.g)
             .map(|k| {
                 self.b
@@ -1151,7 +1174,14 @@ impl<'a, 'b> GLower<'a, 'b> {
             // their ranges overlap.
             self.converged = converged;
             let r = if converged {
-                self.fused_body(k, &seg, fused.as_ref(), &targets, after, general)
+                self.fused_body(
+                    k,
+                    &seg,
+                    fused.as_ref(),
+                    &targets,
+                    (after, wave_next),
+                    general,
+                )
             } else {
                 self.segment_body(k, &seg, &targets, after)
             };
@@ -1204,14 +1234,17 @@ impl<'a, 'b> GLower<'a, 'b> {
     }
 
     /// Segment `k`'s fused run for the current (converged) wave when it
-    /// passes the fused test, else a jump to `otherwise`; then `after`.
+    /// passes the fused test, else a jump to `otherwise`; then `after`, or
+    /// the next wave when the segment exits: every lane of a converged wave
+    /// exits with it, and without barriers nothing reads their pcs again in
+    /// the batch, so they are not written.
     fn fused_body(
         &mut self,
         k: usize,
         seg: &crate::plan::Segment,
         fused: Option<&fuse::Fused>,
         targets: &[u32],
-        after: ir::Block,
+        (after, wave_next): (ir::Block, ir::Block),
         otherwise: ir::Block,
     ) -> Result<(), JitError> {
         let Some(f) = fused else {
@@ -1219,11 +1252,19 @@ impl<'a, 'b> GLower<'a, 'b> {
             return Ok(());
         };
         let ok = self.fuse_test(f)?;
+        let fits = self.hoist_uniforms(&f.run.insts)?;
+        let ok = self.b.ins().band(ok, fits);
         let yes = self.b.create_block();
         self.b.ins().brif(ok, yes, &[], otherwise, &[]);
         self.b.switch_to_block(yes);
         self.unnoted = self.unnoted_results(seg.block, &f.run);
-        let track = !targets.is_empty();
+        let exits = f.run.term
+            && matches!(
+                self.kernel.blocks[seg.block].term,
+                Some(wj::Terminator::Exit)
+            );
+        self.quiet_exit = exits && !self.barriers;
+        let track = !targets.is_empty() && !self.quiet_exit;
         if track {
             let start = self.iconst(types::I32, i64::from(UNI_START as i32));
             self.st_store(St::Uni, start);
@@ -1232,8 +1273,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         let r =
             self.chunk_loop_tracked(track, |this| this.run(k, 0, seg.block, &f.run, seg.next_pc));
         self.fused_internal.clear();
+        self.hoisted.clear();
+        let quiet = std::mem::replace(&mut self.quiet_exit, false);
         r?;
-        self.b.ins().jump(after, &[]);
+        self.b
+            .ins()
+            .jump(if quiet { wave_next } else { after }, &[]);
         Ok(())
     }
 
@@ -1294,6 +1339,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.consts.clear();
         self.senv.clear();
         self.redo = vec![None; self.g];
+        self.mask_cache = None;
+        let m = self.load_mask();
+        self.mask_cache = Some(m);
         self.run(k, 0, block, run, None)?;
         let (lane0, c) = {
             let ch = self.chunk()?;
@@ -1500,6 +1548,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             this.b
                 .ins()
                 .call_indirect(sig, f, &[this.ctx, seg, r, lane0, bits]);
+            this.mask_cache = None;
             let mut slow: Vec<ir::BlockArg> = Vec::new();
             for &v in &live {
                 this.env.remove(&v);
@@ -1743,6 +1792,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b
             .ins()
             .call_indirect(sig, f, &[self.ctx, code, lane0, mask, buf]);
+        // The helper clears the lanes that fault.
+        self.mask_cache = None;
         let mut out = Vec::with_capacity(results.len());
         for (r, &v) in results.iter().enumerate() {
             let ty = self.kernel.value_type(v);

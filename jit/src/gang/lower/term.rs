@@ -20,6 +20,7 @@ impl GLower<'_, '_> {
         // (edge mask, call) of every edge.
         let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
         match &term {
+            Terminator::Exit if self.quiet_exit => return Ok(()),
             Terminator::Exit => {
                 let dead = self.splat(i64::from(PC_DEAD as i32), false);
                 self.set_pcs(|_, _| Ok(dead))?;
@@ -223,6 +224,7 @@ impl GLower<'_, '_> {
                 this.b
                     .ins()
                     .call_indirect(sig, f, &[this.ctx, lane0, bits, blk]);
+                this.mask_cache = None;
             }
             Ok(())
         })?;
