@@ -734,3 +734,56 @@ block0:
         "{fault:?}"
     );
 }
+
+/// A one-block kernel of loads, a store and an exit runs a whole workgroup
+/// as one fused loop: 3 workgroups of 40 lanes in waves of 8 (every chunk
+/// straddles waves, the last is partial), `y[i] = 3 x[i] + y[i]`; then the
+/// same with `y` 100 words long, so lanes from 100 on fault (the lowest is
+/// lane 20 of the third workgroup) and every lane below stored.
+#[test]
+fn a_workgroup_runs_as_one_fused_loop() {
+    let k = parse(&format!(
+        "kernel @wide shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x10000000
+  v21 = iadd.i64 v5, v20
+  v22 = const.i64 0x20000000
+  v23 = iadd.i64 v5, v22
+  v24 = load.global.i32 v23
+  v25 = load.global.i32 v21
+  v26 = const.i32 3
+  v27 = imul.i32 v24, v26
+  v28 = iadd.i32 v27, v25
+  store.global.i32 v21, v28
+  exit
+}}
+"
+    ));
+    let x: Vec<u8> = (0..120u32)
+        .flat_map(|w| (w * 7 + 1).to_le_bytes())
+        .collect();
+    let y: Vec<u8> = (0..120u32).flat_map(|w| (w + 1000).to_le_bytes()).collect();
+    let mut d = Dispatch::new([3, 1, 1], [40, 1, 1]);
+    d.wave_size = 8;
+    let out = compare(&k, &d, &y, &x);
+    assert_eq!(out.fault, None);
+    let want: Vec<u32> = (0..120).map(|i| 3 * (i * 7 + 1) + i + 1000).collect();
+    assert_eq!(u32s(&out.memory)[..120], want[..]);
+    let out = compare(&k, &d, &y[..400], &x);
+    let fault = out.fault.clone().expect("lanes 100.. are past y");
+    assert_eq!(
+        (fault.lane.workgroup, fault.lane.local),
+        ([2, 0, 0], [20, 0, 0])
+    );
+    assert_eq!(u32s(&out.memory)[..100], want[..100]);
+    // After the fault too, one thread of the gang core leaves the
+    // interpreter's memory (`compare` checks memory only without a fault).
+    let jit = Jit::new(JitConfig {
+        core: Core::Gang,
+        threads: 1,
+        optimize_after_lanes: 0,
+        ..JitConfig::default()
+    });
+    let got = run_on(&jit, &k, &d, &y[..400], &x, true);
+    assert_eq!(got, out);
+}

@@ -71,6 +71,8 @@ enum St {
     /// first visit, or a uniform successor): a segment's first run then needs
     /// no pc reads for its mask while no lane of the batch has faulted.
     Conv = 28,
+    /// Nonzero while the "wave" is the whole slot ([`GLower::slot_wide`]).
+    Wide = 32,
 }
 
 const UNI_START: u32 = u32::MAX - 1;
@@ -154,6 +156,10 @@ pub(crate) struct GLower<'a, 'b> {
     quiet_exit: bool,
     /// Uniform loads made once before the current chunk loop.
     hoisted: HashMap<wj::Inst, ir::Value>,
+    /// The kernel is one fused segment that exits (see [`GLower::slot_wide`]).
+    slot_wide: bool,
+    /// The scheduler's next-slot block.
+    slot_next: Option<ir::Block>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -365,7 +371,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
         let state =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 36, 3));
         let scratch = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             scratch_bytes(g),
@@ -409,7 +415,10 @@ impl<'a, 'b> GLower<'a, 'b> {
             barriers: kernel.insts.values().any(|d| d.kind == InstKind::Barrier),
             quiet_exit: false,
             hoisted: HashMap::new(),
+            slot_wide: false,
+            slot_next: None,
         };
+        lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
         lw.schedule()?;
         lw.b.seal_all_blocks();
@@ -526,6 +535,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
         self.st_store(St::Round, zero);
+        self.st_store(St::Wide, zero);
         self.b.ins().jump(slot_head, &[]);
 
         // slot_head: the next live slot, its first wave.
@@ -550,6 +560,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, lo, wgl);
         let wave_set = self.b.create_block();
         let slot_next = self.b.create_block();
+        self.slot_next = Some(slot_next);
         self.b.ins().brif(past, slot_next, &[], wave_set, &[]);
         self.b.switch_to_block(slot_next);
         let slot = self.st_load(St::Slot);
@@ -581,6 +592,17 @@ impl<'a, 'b> GLower<'a, 'b> {
         let start = self.iconst(types::I32, 0);
         let one = self.iconst(types::I32, 1);
         self.st_store(St::Conv, one);
+        if self.slot_wide {
+            // The slot's first wave takes the whole slot (see `slot_wide`).
+            let lo = self.st_load(St::Lo);
+            let first = self.b.ins().icmp_imm_s(CC::Equal, lo, 0);
+            let wide = self.b.ins().uextend(types::I32, first);
+            self.st_store(St::Wide, wide);
+            let wgl = self.ctx_load(types::I32, off::WG_LANES);
+            let n = self.st_load(St::N);
+            let n = self.b.ins().select(first, wgl, n);
+            self.st_store(St::N, n);
+        }
         self.b.ins().jump(dispatch_at, &[start.into()]);
 
         // wave_next
@@ -1255,7 +1277,21 @@ impl<'a, 'b> GLower<'a, 'b> {
         let fits = self.hoist_uniforms(&f.run.insts)?;
         let ok = self.b.ins().band(ok, fits);
         let yes = self.b.create_block();
-        self.b.ins().brif(ok, yes, &[], otherwise, &[]);
+        let narrow = self.b.create_block();
+        self.b.ins().brif(ok, yes, &[], narrow, &[]);
+        // A slot-wide visit that cannot fuse runs as the slot's first wave.
+        self.b.switch_to_block(narrow);
+        if self.slot_wide {
+            let zero = self.iconst(types::I32, 0);
+            self.st_store(St::Wide, zero);
+            let ws = self.ctx_load(types::I32, off::WAVE_SIZE);
+            let wgl = self.ctx_load(types::I32, off::WG_LANES);
+            let lo = self.st_load(St::Lo);
+            let left = self.b.ins().isub(wgl, lo);
+            let n = self.b.ins().umin(ws, left);
+            self.st_store(St::N, n);
+        }
+        self.b.ins().jump(otherwise, &[]);
         self.b.switch_to_block(yes);
         self.unnoted = self.unnoted_results(seg.block, &f.run);
         let exits = f.run.term
@@ -1276,10 +1312,42 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.hoisted.clear();
         let quiet = std::mem::replace(&mut self.quiet_exit, false);
         r?;
-        self.b
-            .ins()
-            .jump(if quiet { wave_next } else { after }, &[]);
+        match self.slot_next {
+            Some(slot_next) if quiet && self.slot_wide => {
+                // The whole slot ran: on to the next.
+                let wide = self.st_load(St::Wide);
+                let zero = self.iconst(types::I32, 0);
+                self.st_store(St::Wide, zero);
+                self.b.ins().brif(wide, slot_next, &[], wave_next, &[]);
+            }
+            _ => {
+                self.b
+                    .ins()
+                    .jump(if quiet { wave_next } else { after }, &[]);
+            }
+        }
         Ok(())
+    }
+
+    /// Whether the kernel is one segment that runs fused and exits, with no
+    /// barrier: then a slot's waves, all at the start in the first round,
+    /// can run as one wave of the whole slot. Wave after wave, each wave's
+    /// fused loop is the same sequence of chunks as one loop over the slot,
+    /// and the fused test over the slot's ranges implies every wave's (a
+    /// wave's ranges are the slot's shifted by the same amount). A slot
+    /// that fails the test runs wave by wave.
+    fn slot_wide_kernel(&self) -> bool {
+        if self.barriers || self.plan.segments.len() != 1 {
+            return false;
+        }
+        let seg = &self.plan.segments[0];
+        seg.next_pc.is_none()
+            && matches!(
+                self.kernel.blocks[seg.block].term,
+                Some(wj::Terminator::Exit)
+            )
+            && self.plan.kinds.first() == Some(&PcKind::Segment(0))
+            && self.fusable(seg).is_some()
     }
 
     /// Segment `k`'s runs for the current wave, then a jump to `after`.
