@@ -160,6 +160,9 @@ pub(crate) struct GLower<'a, 'b> {
     slot_wide: bool,
     /// The scheduler's next-slot block.
     slot_next: Option<ir::Block>,
+    /// The chunk's step counters while it iterates a self-loop
+    /// (`iterate_chunk`), written back when it leaves.
+    loop_steps: Option<Gv>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -417,6 +420,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             hoisted: HashMap::new(),
             slot_wide: false,
             slot_next: None,
+            loop_steps: None,
         };
         lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -1400,8 +1404,20 @@ impl<'a, 'b> GLower<'a, 'b> {
     ) -> Result<(), JitError> {
         let head = self.b.create_block();
         let done = self.b.create_block();
-        self.b.ins().jump(head, &[]);
+        // The step counters live in registers across iterations.
+        let lane0 = self.chunk()?.lane0;
+        let steps = self.ctx_load(types::I64, off::STEPS);
+        let mut held: Vec<ir::BlockArg> = Vec::with_capacity(self.g);
+        for kk in 0..self.g {
+            let p = self.lane_ptr(steps, lane0, kk);
+            held.push(self.b.ins().load(types::I32X4, guest(), p, 0).into());
+        }
+        self.b.ins().jump(head, &held);
         self.b.switch_to_block(head);
+        let params: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(head, types::I32X4))
+            .collect();
+        self.loop_steps = Some(params);
         // Nothing computed in the last iteration holds in this one.
         self.env.clear();
         self.consts.clear();
@@ -1410,7 +1426,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.mask_cache = None;
         let m = self.load_mask();
         self.mask_cache = Some(m);
-        self.run(k, 0, block, run, None)?;
+        let r = self.run(k, 0, block, run, None);
+        let held = self.loop_steps.take().unwrap_or_default();
+        r?;
         let (lane0, c) = {
             let ch = self.chunk()?;
             (ch.lane0, ch.c)
@@ -1436,8 +1454,20 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         let any = any.ok_or(JitError::Malformed("empty chunk"))?;
         let again = self.b.ins().vany_true(any);
-        self.b.ins().brif(again, head, &[], done, &[]);
+        let args: Vec<ir::BlockArg> = held.iter().map(|&v| v.into()).collect();
+        if args.len() != self.g {
+            return Err(JitError::Malformed("self-loop step counters"));
+        }
+        self.b.ins().brif(again, head, &args, done, &args);
         self.b.switch_to_block(done);
+        let out: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(done, types::I32X4))
+            .collect();
+        let steps = self.ctx_load(types::I64, off::STEPS);
+        for (kk, &s) in out.iter().enumerate() {
+            let p = self.lane_ptr(steps, lane0, kk);
+            self.b.ins().store(guest(), s, p, 0);
+        }
         Ok(())
     }
 

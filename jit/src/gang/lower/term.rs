@@ -179,11 +179,18 @@ impl GLower<'_, '_> {
         let mut over_any = None;
         let mut over = Vec::with_capacity(self.g);
         for (k, &m) in mask.iter().enumerate() {
-            let p = self.lane_ptr(steps, lane0, k);
-            let s = self.b.ins().load(types::I32X4, guest(), p, 0);
             // mask lanes are all ones: subtracting adds one.
-            let s = self.b.ins().isub(s, m);
-            self.b.ins().store(guest(), s, p, 0);
+            let s = if let Some(held) = self.loop_steps.as_mut() {
+                // Held in registers while a chunk iterates a self-loop.
+                held[k] = self.b.ins().isub(held[k], m);
+                held[k]
+            } else {
+                let p = self.lane_ptr(steps, lane0, k);
+                let s = self.b.ins().load(types::I32X4, guest(), p, 0);
+                let s = self.b.ins().isub(s, m);
+                self.b.ins().store(guest(), s, p, 0);
+                s
+            };
             let o = self.b.ins().icmp(CC::UnsignedGreaterThan, s, limit);
             let o = self.b.ins().band(o, m);
             over_any = Some(match over_any {
