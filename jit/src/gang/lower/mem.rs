@@ -98,11 +98,27 @@ impl GLower<'_, '_> {
         let (mut fast, p) = self.contiguous(inst, a.space, args[0], true)?;
         let mask = self.mask();
         if a.space == AddrSpace::Global {
-            let mut all = mask[0];
-            for &m in &mask[1..] {
-                all = self.b.ins().band(all, m);
-            }
-            let all = self.b.ins().vall_true(all);
+            let all = if self.converged {
+                // Every lane of the chunk exists and none has faulted in
+                // the batch: all active.
+                let c = self.chunk()?.c;
+                let n = self.st_load(St::N);
+                let left = self.b.ins().isub(n, c);
+                let full = self.b.ins().icmp_imm_u(
+                    CC::UnsignedGreaterThanOrEqual,
+                    left,
+                    chunk_lanes(self.g) as i64,
+                );
+                let faulted = self.ctx_load(types::I32, off::FAULTED);
+                let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+                self.b.ins().band(full, clean)
+            } else {
+                let mut all = mask[0];
+                for &m in &mask[1..] {
+                    all = self.b.ins().band(all, m);
+                }
+                self.b.ins().vall_true(all)
+            };
             fast = self.b.ins().band(fast, all);
         }
         let slow = self.b.create_block();

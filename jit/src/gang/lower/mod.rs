@@ -160,6 +160,9 @@ pub(crate) struct GLower<'a, 'b> {
     slot_wide: bool,
     /// The scheduler's next-slot block.
     slot_next: Option<ir::Block>,
+    /// The chunk's mask when it started (or its self-loop iteration did): a
+    /// superset of the lanes still active, as values.
+    chunk_mask: Option<Gv>,
     /// The chunk's step counters while it iterates a self-loop
     /// (`iterate_chunk`), written back when it leaves.
     loop_steps: Option<Gv>,
@@ -421,6 +424,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             slot_wide: false,
             slot_next: None,
             loop_steps: None,
+            chunk_mask: None,
         };
         lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -1024,6 +1028,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             }
         }
         self.mask_cache = Some(mask.clone());
+        self.chunk_mask = Some(mask.clone());
         let any = self.b.ins().vany_true(any);
         if track {
             let skip = self.b.create_block();
@@ -1044,6 +1049,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(exit);
         self.ch = None;
         self.mask_cache = None;
+        self.chunk_mask = None;
         self.env.clear();
         self.senv.clear();
         self.consts.clear();
@@ -1425,7 +1431,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.redo = vec![None; self.g];
         self.mask_cache = None;
         let m = self.load_mask();
-        self.mask_cache = Some(m);
+        self.mask_cache = Some(m.clone());
+        self.chunk_mask = Some(m);
         let r = self.run(k, 0, block, run, None);
         let held = self.loop_steps.take().unwrap_or_default();
         r?;
@@ -1586,7 +1593,15 @@ impl<'a, 'b> GLower<'a, 'b> {
         used: &[wj::Value],
     ) -> Result<(), JitError> {
         let redo = std::mem::replace(&mut self.redo, vec![None; self.g]);
-        let mask = self.mask();
+        if redo.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        // Lanes that faulted since the chunk started may count here: the
+        // helper then redoes only the lanes still active.
+        let mask = match &self.chunk_mask {
+            Some(m) => m.clone(),
+            None => self.mask(),
+        };
         let mut any = None;
         for (e, &m) in redo.iter().zip(&mask) {
             let Some(e) = *e else { continue };

@@ -16,11 +16,13 @@ impl GLower<'_, '_> {
             .term
             .clone()
             .ok_or(JitError::Malformed("block without terminator"))?;
+        if matches!(term, Terminator::Exit) && self.quiet_exit {
+            return Ok(());
+        }
         let mask = self.mask();
         // (edge mask, call) of every edge.
         let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
         match &term {
-            Terminator::Exit if self.quiet_exit => return Ok(()),
             Terminator::Exit => {
                 let dead = self.splat(i64::from(PC_DEAD as i32), false);
                 self.set_pcs(|_, _| Ok(dead))?;
