@@ -18,6 +18,17 @@ fn parse(text: &str) -> Kernel {
     }
 }
 
+/// The gang core on one thread (its memory after a fault is the
+/// interpreter's), optimized after `lanes` lanes.
+fn one_thread_gang(lanes: u64) -> Jit {
+    Jit::new(JitConfig {
+        core: Core::Gang,
+        threads: 1,
+        optimize_after_lanes: lanes,
+        ..JitConfig::default()
+    })
+}
+
 fn u32s(m: &[u8]) -> Vec<u32> {
     m.chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -626,13 +637,7 @@ block1:
     // `compare` checks memory only without a fault (threads may run later
     // batches); on one thread the gang core's memory is the interpreter's.
     for tier_lanes in [0, u64::MAX] {
-        let jit = Jit::new(JitConfig {
-            core: Core::Gang,
-            threads: 1,
-            optimize_after_lanes: tier_lanes,
-            ..JitConfig::default()
-        });
-        let got = run_on(&jit, &k, &d, &[0; 128], &[], true);
+        let got = run_on(&one_thread_gang(tier_lanes), &k, &d, &[0; 128], &[], true);
         assert_eq!(got.fault.map(|f| f.lane.local), Some([13, 0, 0]));
         assert_eq!(u32s(&got.memory)[..32], want[..], "tier after {tier_lanes}");
     }
@@ -778,12 +783,6 @@ block0:
     assert_eq!(u32s(&out.memory)[..100], want[..100]);
     // After the fault too, one thread of the gang core leaves the
     // interpreter's memory (`compare` checks memory only without a fault).
-    let jit = Jit::new(JitConfig {
-        core: Core::Gang,
-        threads: 1,
-        optimize_after_lanes: 0,
-        ..JitConfig::default()
-    });
-    let got = run_on(&jit, &k, &d, &y[..400], &x, true);
+    let got = run_on(&one_thread_gang(0), &k, &d, &y[..400], &x, true);
     assert_eq!(got, out);
 }
