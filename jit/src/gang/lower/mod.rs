@@ -71,7 +71,7 @@ enum St {
     /// first visit, or a uniform successor): a segment's first run then needs
     /// no pc reads for its mask while no lane of the batch has faulted.
     Conv = 28,
-    /// Nonzero while the "wave" is the whole slot ([`GLower::slot_wide`]).
+    /// Nonzero while the "wave" is the whole slot ([`GLower::slot_wide_kernel`]).
     Wide = 32,
 }
 
@@ -156,7 +156,7 @@ pub(crate) struct GLower<'a, 'b> {
     quiet_exit: bool,
     /// Uniform loads made once before the current chunk loop.
     hoisted: HashMap<wj::Inst, ir::Value>,
-    /// The kernel is one fused segment that exits (see [`GLower::slot_wide`]).
+    /// The kernel is one fused segment that exits (see [`GLower::slot_wide_kernel`]).
     slot_wide: bool,
     /// The scheduler's next-slot block.
     slot_next: Option<ir::Block>,
@@ -601,7 +601,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let one = self.iconst(types::I32, 1);
         self.st_store(St::Conv, one);
         if self.slot_wide {
-            // The slot's first wave takes the whole slot (see `slot_wide`).
+            // The slot's first wave takes the whole slot (see `slot_wide_kernel`).
             let lo = self.st_load(St::Lo);
             let first = self.b.ins().icmp_imm_s(CC::Equal, lo, 0);
             let wide = self.b.ins().uextend(types::I32, first);
