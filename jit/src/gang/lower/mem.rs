@@ -68,7 +68,6 @@ impl GLower<'_, '_> {
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
             return self.access_helper(inst);
         }
-        let (fast, p) = self.contiguous(inst, a.space, addr_v, false)?;
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let params: Gv = (0..self.g)
@@ -76,7 +75,7 @@ impl GLower<'_, '_> {
             .collect();
         let fast_block = self.b.create_block();
         self.b.set_cold_block(slow);
-        self.b.ins().brif(fast, fast_block, &[], slow, &[]);
+        let p = self.branch_contiguous(inst, a.space, addr_v, false, None, fast_block, slow)?;
         self.b.switch_to_block(fast_block);
         let mut args: Vec<ir::BlockArg> = Vec::new();
         for k in 0..self.g {
@@ -95,8 +94,8 @@ impl GLower<'_, '_> {
         }
         let args = self.kernel.insts[inst].args.clone();
         let vals = self.val(args[1])?;
-        let (mut fast, p) = self.contiguous(inst, a.space, args[0], true)?;
         let mask = self.mask();
+        let mut extra = None;
         if a.space == AddrSpace::Global {
             let all = if self.converged {
                 // Every lane of the chunk exists and none has faulted in
@@ -119,13 +118,13 @@ impl GLower<'_, '_> {
                 }
                 self.b.ins().vall_true(all)
             };
-            fast = self.b.ins().band(fast, all);
+            extra = Some(all);
         }
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let fast_block = self.b.create_block();
         self.b.set_cold_block(slow);
-        self.b.ins().brif(fast, fast_block, &[], slow, &[]);
+        let p = self.branch_contiguous(inst, a.space, args[0], true, extra, fast_block, slow)?;
         self.b.switch_to_block(fast_block);
         for (k, &x) in vals.iter().enumerate() {
             let x = self.i32x4_of(x);
@@ -145,18 +144,28 @@ impl GLower<'_, '_> {
         Ok(())
     }
 
-    /// Whether the chunk's addresses are `a0 + 4k` for every lane k, aligned,
-    /// and the whole `4 * chunk` bytes lie in memory the access may use;
-    /// returns that test (i8) and the host address of `a0`. An affine
-    /// address of stride 4 is tested as one scalar; any other is compared
-    /// lane by lane with `a0 + 4k`.
-    fn contiguous(
+    /// Branches to `fast` (its new parameter: the host address of the
+    /// chunk's first lane) when the chunk's addresses are `a0 + 4k` for every
+    /// lane k, aligned, the whole `4 * chunk` bytes lie in memory the access
+    /// may use and `extra` holds; else to `slow`. An affine address of stride
+    /// 4 is tested as one scalar (once per wave when the segment has it);
+    /// any other is compared lane by lane with `a0 + 4k`.
+    #[allow(clippy::too_many_arguments)]
+    fn branch_contiguous(
         &mut self,
         inst: wj::Inst,
         space: AddrSpace,
         addr_v: wj::Value,
         write: bool,
-    ) -> Result<(ir::Value, ir::Value), JitError> {
+        extra: Option<ir::Value>,
+        fast: ir::Block,
+        slow: ir::Block,
+    ) -> Result<ir::Value, JitError> {
+        let p = self.b.append_block_param(fast, types::I64);
+        let with_extra = |this: &mut Self, ok: ir::Value| match extra {
+            Some(e) => this.b.ins().band(ok, e),
+            None => ok,
+        };
         if let Some(&(okw, hostw)) = self.wave_sites.get(&inst) {
             // Tested for the whole wave at the segment's start; a wave that
             // failed (a cold region cache, a range across regions) still
@@ -165,26 +174,25 @@ impl GLower<'_, '_> {
             let c = self.b.ins().uextend(types::I64, c);
             let step = self.b.ins().ishl_imm_s(c, 2);
             let pw = self.b.ins().iadd(hostw, step);
+            let okw = with_extra(self, okw);
             let chk = self.b.create_block();
-            let join = self.b.create_block();
-            let ok = self.b.append_block_param(join, types::I8);
-            let p = self.b.append_block_param(join, types::I64);
-            let one = self.iconst(types::I8, 1);
             self.b.set_cold_block(chk);
-            self.b
-                .ins()
-                .brif(okw, join, &[one.into(), pw.into()], chk, &[]);
+            self.b.ins().brif(okw, fast, &[pw.into()], chk, &[]);
             self.b.switch_to_block(chk);
             let (ok_c, p_c) =
                 self.cold(|this| this.chunk_contiguous(inst, space, addr_v, write))?;
-            self.b.ins().jump(join, &[ok_c.into(), p_c.into()]);
-            self.b.switch_to_block(join);
-            return Ok((ok, p));
+            let ok_c = with_extra(self, ok_c);
+            self.b.ins().brif(ok_c, fast, &[p_c.into()], slow, &[]);
+            return Ok(p);
         }
-        self.chunk_contiguous(inst, space, addr_v, write)
+        let (ok, pc) = self.chunk_contiguous(inst, space, addr_v, write)?;
+        let ok = with_extra(self, ok);
+        self.b.ins().brif(ok, fast, &[pc.into()], slow, &[]);
+        Ok(p)
     }
 
-    /// [`GLower::contiguous`] for the current chunk alone.
+    /// The contiguity test of [`GLower::branch_contiguous`] for the current
+    /// chunk alone: the test (i8) and the host address of `a0`.
     fn chunk_contiguous(
         &mut self,
         inst: wj::Inst,
