@@ -1223,10 +1223,6 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(after);
         self.wave_scalars.clear();
         self.wave_sites.clear();
-        self.b.ins().jump(after, &[]);
-        self.b.switch_to_block(after);
-        self.wave_scalars.clear();
-        self.wave_sites.clear();
         if targets.is_empty() {
             self.b.ins().jump(sched, &[]);
             return Ok(());
