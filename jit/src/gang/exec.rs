@@ -186,9 +186,9 @@ impl<'a> GangRunner<'a> {
             if !b.private.is_empty() {
                 b.private.fill(0);
             }
-            // The compiled code sets the pcs (a vector loop: cheaper than a
-            // memset call per batch).
-            // Only written by edges and faults: reset when they were.
+            // The pcs are set by the compiled code (a vector loop: cheaper
+            // than a memset call per batch). Steps and faults are written
+            // only by edges and faults: reset when they were.
             if self.counts_steps {
                 b.steps.fill(1);
             }

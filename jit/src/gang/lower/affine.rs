@@ -144,8 +144,7 @@ impl GLower<'_, '_> {
                     continue;
                 };
                 let addr = data.args[0];
-                let word = a.count == 1 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32);
-                if !word
+                if !super::mem::word(a)
                     || !matches!(a.space, wj::AddrSpace::Global | wj::AddrSpace::Shared)
                     || self.stride(addr) != Some(4)
                     || out.contains_key(&addr)

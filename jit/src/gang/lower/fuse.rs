@@ -21,6 +21,7 @@ use cranelift_codegen::ir::{self, InstBuilder, condcodes::IntCC as CC, types};
 use wavejit_ir::{self as wj, AddrSpace, InstKind};
 
 use super::GLower;
+use super::mem::word;
 use crate::error::JitError;
 use crate::plan::{Run, Segment};
 
@@ -48,9 +49,6 @@ impl GLower<'_, '_> {
             return None;
         };
         let store_space = sa.space;
-        let word = |a: &wj::MemAccess| {
-            a.count == 1 && a.bits == 32 && matches!(a.ty, wj::Type::I32 | wj::Type::F32)
-        };
         let store = kernel.insts[head].args[0];
         if !matches!(store_space, AddrSpace::Global | AddrSpace::Shared)
             || !word(sa)
@@ -133,7 +131,11 @@ impl GLower<'_, '_> {
         let global = self.kernel.value_type(f.store) == wj::Type::I64;
         let mut at =
             |this: &mut Self, v: wj::Value| -> Result<(ir::Value, Option<ir::Value>), JitError> {
-                let (x, c) = this.scalar(v, span, &mut memo)?;
+                // The segment's wave scalars when it has them (same span).
+                let (x, c) = match this.wave_scalars.get(&v) {
+                    Some(&s) => s,
+                    None => this.scalar(v, span, &mut memo)?,
+                };
                 let x = if global {
                     x
                 } else {

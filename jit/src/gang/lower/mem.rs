@@ -26,7 +26,7 @@ use crate::gang::abi::off;
 use crate::gang::helpers::wj_gang_access;
 
 /// Whether `a` is a whole 32-bit value (the vector fast paths).
-fn word(a: &MemAccess) -> bool {
+pub(super) fn word(a: &MemAccess) -> bool {
     a.count == 1 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32)
 }
 

@@ -704,12 +704,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         // round starts, without leaving compiled code.
         self.b.switch_to_block(ret);
         let done = self.b.create_block();
-        let barriers = self
-            .kernel
-            .insts
-            .values()
-            .any(|d| d.kind == InstKind::Barrier);
-        if barriers {
+        if self.barriers {
             let again = self.release_parked(done)?;
             self.b.switch_to_block(again);
             let zero = self.iconst(types::I32, 0);
