@@ -591,6 +591,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let round = self.st_load(St::Round);
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
         let later = self.b.ins().icmp_imm_u(CC::Equal, limit, 0);
+        let round = self.b.ins().icmp_imm_s(CC::NotEqual, round, 0);
         let later = self.b.ins().bor(later, round);
         let fresh = self.b.create_block();
         let dispatch_at = self.b.create_block();
