@@ -190,29 +190,35 @@ fn lazy_values(
             _ => None,
         })
         .collect();
+    for b in kernel.blocks.values() {
+        if let Some(t) = &b.term {
+            for v in t.uses() {
+                lazy.remove(&v);
+            }
+        }
+    }
+    // Users before their operands (the arena's order puts definitions first
+    // in straight-line code), removing in place: one pass settles a chain,
+    // where rebuilding the set per pass took a pass per link.
     loop {
-        let mut bad: HashSet<wj::Value> = HashSet::new();
-        for data in kernel.insts.values() {
+        let mut changed = false;
+        for data in kernel.insts.values().rev() {
             let feeds_lazy = matches!(data.results[..], [r] if lazy.contains(&r));
+            if feeds_lazy {
+                continue;
+            }
             for (k, a) in data.args.iter().enumerate() {
                 let address = k == 0
                     && matches!(
                         data.kind,
                         InstKind::Load(_) | InstKind::Store(_) | InstKind::Atomic { .. }
                     );
-                if !address && !feeds_lazy {
-                    bad.insert(*a);
+                if !address {
+                    changed |= lazy.remove(a);
                 }
             }
         }
-        for b in kernel.blocks.values() {
-            if let Some(t) = &b.term {
-                bad.extend(t.uses());
-            }
-        }
-        let before = lazy.len();
-        lazy.retain(|v| !bad.contains(v));
-        if lazy.len() == before {
+        if !changed {
             return lazy;
         }
     }
