@@ -251,3 +251,99 @@ block2(v12: i32, v13: i32):
     // (out[0] = 7); lane 3 adds 7.
     assert_eq!(u32s(&out.memory)[..5], [8, 0, 0, 6, 13]);
 }
+
+/// A self-loop whose state is an i64, an i1 and an i32 parameter (held in
+/// registers while a chunk iterates), leaving through an edge with
+/// arguments; then a second self-loop, so each lane's steps from the first
+/// count against the limit in the second. Lane i makes i mod 7 + 1 trips of
+/// the first loop and 3 of the second; out[2i] = low word of the i64 sum,
+/// out[2i + 1] = the flag's parity word plus 10 * the trips.
+const HELD: &str = "kernel @held shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = const.i32 7
+  v2 = urem.i32 v0, v1
+  v3 = const.i32 1
+  v4 = iadd.i32 v2, v3
+  v5 = const.i64 0
+  v6 = const.i1 0
+  v7 = const.i32 0
+  jump block1(v5, v6, v7)
+
+block1(v8: i64, v9: i1, v10: i32):
+  v11 = zext.i32.i64 v10
+  v12 = const.i64 4294967296
+  v13 = imul.i64 v11, v12
+  v14 = iadd.i64 v8, v13
+  v15 = zext.i32.i64 v0
+  v16 = iadd.i64 v14, v15
+  v17 = const.i1 1
+  v18 = xor.i1 v9, v17
+  v19 = const.i32 1
+  v20 = iadd.i32 v10, v19
+  v21 = icmp.ult.i32 v20, v4
+  br v21, block1(v16, v18, v20), block2(v16, v18, v20)
+
+block2(v22: i64, v23: i1, v24: i32):
+  v25 = const.i32 0
+  jump block3(v25)
+
+block3(v26: i32):
+  v27 = const.i32 1
+  v28 = iadd.i32 v26, v27
+  v29 = const.i32 3
+  v30 = icmp.ult.i32 v28, v29
+  br v30, block3(v28), block4
+
+block4:
+  v31 = const.i32 8
+  v32 = load.uniform.i64 v31
+  v33 = zext.i32.i64 v0
+  v34 = const.i64 3
+  v35 = shl.i64 v33, v34
+  v36 = iadd.i64 v32, v35
+  v37 = trunc.i64.i32 v22
+  store.global.i32 v36, v37
+  v38 = zext.i1.i32 v23
+  v39 = const.i32 10
+  v40 = imul.i32 v24, v39
+  v41 = iadd.i32 v38, v40
+  v42 = const.i64 4
+  v43 = iadd.i64 v36, v42
+  store.global.i32 v43, v41
+  exit
+}
+";
+
+#[test]
+fn held_parameters_of_every_width_and_exit_arguments() {
+    let k = parse(HELD);
+    assert_eq!(per_lane_loops(&k), 2);
+    let mut d = Dispatch::new([2, 1, 1], [20, 1, 1]);
+    d.uniforms = [RO.to_le_bytes(), BUF.to_le_bytes()].concat();
+    let out = compare(&k, &d, &[0; 8 * 20], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for i in 0..20u32 {
+        let trips = i % 7 + 1;
+        // Each trip adds the counter in the high word and i in the low one.
+        assert_eq!(got[2 * i as usize], i * trips, "sum of lane {i}");
+        assert_eq!(
+            got[2 * i as usize + 1],
+            trips % 2 + 10 * trips,
+            "flag and trips of lane {i}"
+        );
+    }
+    // Steps per lane: block0, trips + 1 entries into block1/block2, 3 into
+    // block3 and one into block4: 6 + trips. A limit of 11 stops lane 5
+    // (6 trips) entering block4 and lane 6 (7 trips) at its third entry
+    // into block3, inside the second loop.
+    d.step_limit = 11;
+    let out = compare(&k, &d, &[0; 8 * 20], &[]);
+    let fault = out
+        .fault
+        .expect("lanes with 6 or more trips exceed 11 steps");
+    assert_eq!(fault.lane.local[0], 5);
+    assert_eq!(fault.kind, FaultKind::Watchdog { limit: 11 });
+    assert_eq!(fault.block, wavejit_ir::Block::from_u32(4));
+}

@@ -15,6 +15,7 @@ mod affine;
 mod fuse;
 mod inst;
 mod mem;
+mod self_loop;
 mod term;
 
 use std::collections::{HashMap, HashSet};
@@ -166,6 +167,8 @@ pub(crate) struct GLower<'a, 'b> {
     /// The chunk's step counters while it iterates a self-loop
     /// (`iterate_chunk`), written back when it leaves.
     loop_steps: Option<Gv>,
+    /// The self-loop whose state the current chunk holds in registers.
+    held: Option<self_loop::HeldLoop>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -430,6 +433,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             slot_wide: false,
             slot_next: None,
             loop_steps: None,
+            held: None,
             chunk_mask: None,
         };
         lw.slot_wide = lw.slot_wide_kernel();
@@ -903,7 +907,11 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().jump(head, &[next.into(), m.into()]);
         self.b.switch_to_block(done);
         let m = self.b.append_block_param(done, types::I32X4);
-        // Horizontal minimum: swap halves, then neighbours.
+        Ok(self.horizontal_umin(m))
+    }
+
+    /// The unsigned minimum of `m`'s four lanes: swap halves, then neighbours.
+    fn horizontal_umin(&mut self, m: ir::Value) -> ir::Value {
         let bytes = |order: [u8; 4]| -> Vec<u8> {
             order
                 .iter()
@@ -923,7 +931,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             let s = self.i32x4_of(s);
             m = self.b.ins().umin(m, s);
         }
-        Ok(self.b.ins().extractlane(m, 0))
+        self.b.ins().extractlane(m, 0)
     }
 
     fn bytes_of(&mut self, x: ir::Value) -> ir::Value {
@@ -1377,7 +1385,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             let pc = self.plan.block_pc[seg.block];
             let uni = self.iconst(types::I32, i64::from(UNI_NONE as i32));
             self.st_store(St::Uni, uni);
-            self.chunk_loop(|this| this.iterate_chunk(k, seg.block, run, pc))?;
+            if self.holds_in_registers(seg.block) {
+                self.chunk_loop(|this| this.iterate_chunk_held(k, seg.block, run))?;
+            } else {
+                self.chunk_loop(|this| this.iterate_chunk(k, seg.block, run, pc))?;
+            }
             self.b.ins().jump(after, &[]);
             return Ok(());
         }
@@ -1568,7 +1580,11 @@ impl<'a, 'b> GLower<'a, 'b> {
         };
         self.redo_if_noted(seg, r, run.insts.len(), &live)?;
         if run.term {
-            self.terminator(block)?;
+            if self.held.as_ref().is_some_and(|h| h.block == block) {
+                self.held_terminator(block)?;
+            } else {
+                self.terminator(block)?;
+            }
         } else if let Some(pc) = end_pc {
             let target = self.splat(i64::from(pc), false);
             self.set_pcs(|_, _| Ok(target))?;
@@ -1648,6 +1664,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().brif(any, cold, &[], join, &fast);
         self.b.switch_to_block(cold);
         let slow = self.cold(|this| {
+            // The redo reads the run's operands from the slab.
+            this.flush_held()?;
             let bits = this.mask_ptr();
             let lane0 = this.chunk()?.lane0;
             let lane0 = this.b.ins().ireduce(types::I32, lane0);
