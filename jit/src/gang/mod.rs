@@ -60,6 +60,61 @@ pub fn takes(dispatch: &Dispatch) -> bool {
     dispatch.step_limit < u64::from(u32::MAX - 1)
 }
 
+/// Defines `fn(helper, a0, .., a{n-1})` that calls the System V `helper`
+/// with the `n` arguments and clobbers no register: the gang function calls
+/// its helpers (all on cold or rare paths) through it, so vectors held in
+/// registers across a helper call stay there instead of living in spill
+/// slots around the whole loop (every xmm register is caller-saved in
+/// System V). Arguments are i64; a helper's i32 parameters read the low half.
+fn trampoline(
+    module: &mut JITModule,
+    ctx: &mut cranelift_codegen::Context,
+    fctx: &mut cranelift_frontend::FunctionBuilderContext,
+    n: usize,
+) -> Result<cranelift_module::FuncId, JitError> {
+    use cranelift_codegen::ir::InstBuilder;
+    use cranelift_codegen::isa::CallConv;
+    let mut sig = module.make_signature();
+    sig.call_conv = CallConv::PreserveAll;
+    sig.params
+        .extend((0..=n).map(|_| AbiParam::new(types::I64)));
+    let id = module
+        .declare_function(&format!("wavejit_gang_helper{n}"), Linkage::Local, &sig)
+        .map_err(|e| JitError::Cranelift(e.to_string()))?;
+    let cfg = module.target_config();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(1, id.as_u32());
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let params = b.block_params(entry).to_vec();
+        let mut inner = module.make_signature();
+        inner
+            .params
+            .extend((0..n).map(|_| AbiParam::new(types::I64)));
+        let inner = b.import_signature(inner);
+        b.ins().call_indirect(inner, params[0], &params[1..]);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(cfg);
+    }
+    ctx.set_disasm(std::env::var_os("WAVEJIT_JIT_DUMP").is_some());
+    let r = module.define_function(id, ctx);
+    if std::env::var_os("WAVEJIT_JIT_DUMP").is_some()
+        && let Some(code) = ctx.compiled_code()
+    {
+        eprintln!(
+            "; helper trampoline\n{}",
+            code.vcode.as_deref().unwrap_or("")
+        );
+    }
+    module.clear_context(ctx);
+    r.map_err(|e| JitError::Cranelift(format!("{e:?}")))?;
+    Ok(id)
+}
+
 /// Compiles `kernel` cut by `plan` for batches of `lanes` lanes, `g` vectors per chunk.
 pub fn compile(
     kernel: &Kernel,
@@ -94,11 +149,21 @@ pub fn compile(
         .map_err(|e| JitError::Cranelift(e.to_string()))?;
     let mut reuse = Contexts::take();
     let Contexts { ctx, fctx } = &mut *reuse;
+    let tramps = trampoline(&mut module, ctx, fctx, 4)
+        .and_then(|t4| Ok([t4, trampoline(&mut module, ctx, fctx, 5)?]));
+    let [t4, t5] = match tramps {
+        Ok(t) => t,
+        Err(e) => {
+            reuse.give_back();
+            return Err(e);
+        }
+    };
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
     {
+        let tramps = [t4, t5].map(|t| module.declare_func_in_func(t, &mut ctx.func));
         let b = FunctionBuilder::new(&mut ctx.func, fctx);
-        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config())?;
+        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config(), tramps)?;
     }
     static DUMP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let dump = *DUMP.get_or_init(|| std::env::var_os("WAVEJIT_JIT_DUMP").is_some());

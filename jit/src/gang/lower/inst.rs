@@ -135,10 +135,8 @@ impl GLower<'_, '_> {
         let code = self.iconst(types::I32, i64::from(inst.as_u32()));
         let buf = self.scratch_at(0);
         let f = self.iconst(types::I64, wj_gang_pure as *const () as i64);
-        let sig = self.sig(super::Helper::Chunk);
-        self.b
-            .ins()
-            .call_indirect(sig, f, &[self.ctx, code, lane0, bits, buf]);
+        let call_args = [self.ctx, code, lane0, bits, buf];
+        self.call_helper(super::Helper::Chunk, f, &call_args);
         self.mask_cache = None;
         Ok(())
     }

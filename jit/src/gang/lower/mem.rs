@@ -433,10 +433,8 @@ impl GLower<'_, '_> {
             types::I64,
             crate::gang::helpers::wj_gang_prefetch as *const () as i64,
         );
-        let sig = self.sig(super::Helper::Prefetch);
-        self.b
-            .ins()
-            .call_indirect(sig, f, &[ptrs[0], ptrs[1], ptrs[2], bytes]);
+        let call_args = [ptrs[0], ptrs[1], ptrs[2], bytes];
+        self.call_helper(super::Helper::Prefetch, f, &call_args);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())

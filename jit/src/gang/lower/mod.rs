@@ -108,6 +108,8 @@ pub(crate) struct GLower<'a, 'b> {
     mask_slot: ir::StackSlot,
     sigs: [Option<ir::SigRef>; 5],
     call_conv: cranelift_codegen::isa::CallConv,
+    /// The register-preserving trampolines for helpers of 4 and 5 arguments.
+    tramps: [ir::FuncRef; 2],
     ch: Option<Chunk>,
     env: HashMap<wj::Value, Gv>,
     /// Splatted constants of the current chunk body, by (bits, wide).
@@ -380,6 +382,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         lanes: usize,
         g: usize,
         cfg: cranelift_codegen::isa::TargetFrontendConfig,
+        tramps: [ir::FuncRef; 2],
     ) -> Result<(), JitError> {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -409,6 +412,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             scratch,
             sigs: [None; 5],
             call_conv: cfg.default_call_conv,
+            tramps,
             ch: None,
             env: HashMap::new(),
             consts: HashMap::new(),
@@ -532,6 +536,30 @@ impl<'a, 'b> GLower<'a, 'b> {
         let s = self.b.import_signature(sig);
         self.sigs[h as usize] = Some(s);
         s
+    }
+
+    /// Calls helper `f` (of kind `h`) with `args` through its trampoline.
+    pub(super) fn call_helper(&mut self, h: Helper, f: ir::Value, args: &[ir::Value]) {
+        let t = match args.len() {
+            4 => self.tramps[0],
+            5 => self.tramps[1],
+            _ => {
+                let sig = self.sig(h);
+                self.b.ins().call_indirect(sig, f, args);
+                return;
+            }
+        };
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(f);
+        for &a in args {
+            let a = if self.b.func.dfg.value_type(a) == types::I64 {
+                a
+            } else {
+                self.b.ins().uextend(types::I64, a)
+            };
+            all.push(a);
+        }
+        self.b.ins().call(t, &all);
     }
 
     fn chunk(&self) -> Result<&Chunk, JitError> {
@@ -703,10 +731,8 @@ impl<'a, 'b> GLower<'a, 'b> {
                 let pc = self.st_load(St::Pc);
                 let code = self.iconst(types::I32, i64::from(inst.as_u32()));
                 let f = self.iconst(types::I64, super::helpers::wj_gang_wave as *const () as i64);
-                let sig = self.sig(Helper::Wave);
-                self.b
-                    .ins()
-                    .call_indirect(sig, f, &[self.ctx, code, base, n, pc]);
+                let call_args = [self.ctx, code, base, n, pc];
+                self.call_helper(Helper::Wave, f, &call_args);
             }
             self.b.ins().jump(sched, &[]);
         }
@@ -1545,6 +1571,14 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.no_redo = run.insts.iter().any(|&i| {
             matches!(&self.kernel.insts[i].kind, InstKind::Store(a) if a.space == wj::AddrSpace::Private)
         });
+        // Notes come only from inline float arithmetic: the redo test can
+        // follow the last of it, so fewer values cross its join.
+        let last_noting = run.insts.iter().rposition(|&i| {
+            matches!(
+                self.kernel.insts[i].kind,
+                InstKind::FBinary { .. } | InstKind::Fma { .. } | InstKind::FUnary { .. }
+            )
+        });
         for (i, &inst) in run.insts.iter().enumerate() {
             let kind = &self.kernel.insts[inst].kind;
             if is_sync(kind) {
@@ -1572,6 +1606,18 @@ impl<'a, 'b> GLower<'a, 'b> {
             if !self.inst(inst)? {
                 // A trap: the chunk's lanes are done with the run.
                 return Ok(());
+            }
+            if last_noting == Some(i) && i + 1 < run.insts.len() {
+                let mut live: Vec<wj::Value> = run.insts[i + 1..]
+                    .iter()
+                    .flat_map(|&j| self.kernel.insts[j].args.iter().copied())
+                    .collect();
+                if run.term
+                    && let Some(t) = &self.kernel.blocks[block].term
+                {
+                    live.extend(t.uses());
+                }
+                self.redo_if_noted(seg, r, i + 1, &live)?;
             }
         }
         let live = match &self.kernel.blocks[block].term {
@@ -1660,6 +1706,15 @@ impl<'a, 'b> GLower<'a, 'b> {
             }
             params.push(p);
         }
+        // The mask goes through the join too, so the fast path keeps it in
+        // registers.
+        let cached = self.mask_cache.clone();
+        let mask_params: Option<Gv> = cached.as_ref().map(|m| {
+            fast.extend(m.iter().map(|&x| ir::BlockArg::from(x)));
+            m.iter()
+                .map(|_| self.b.append_block_param(join, types::I32X4))
+                .collect()
+        });
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], join, &fast);
         self.b.switch_to_block(cold);
@@ -1673,10 +1728,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             // Run and stop index in one word (a run has far fewer than 2^16).
             let r = this.iconst(types::I32, ((r as i64) << 16) | stop as i64);
             let f = this.iconst(types::I64, super::helpers::wj_gang_redo as *const () as i64);
-            let sig = this.sig(Helper::Redo);
-            this.b
-                .ins()
-                .call_indirect(sig, f, &[this.ctx, seg, r, lane0, bits]);
+            let call_args = [this.ctx, seg, r, lane0, bits];
+            this.call_helper(Helper::Redo, f, &call_args);
             this.mask_cache = None;
             let mut slow: Vec<ir::BlockArg> = Vec::new();
             for &v in &live {
@@ -1692,12 +1745,19 @@ impl<'a, 'b> GLower<'a, 'b> {
                     slow.push(x.into());
                 }
             }
+            if cached.is_some() {
+                let m = this.load_mask();
+                slow.extend(m.iter().map(|&x| ir::BlockArg::from(x)));
+            }
             Ok(slow)
         })?;
         self.b.ins().jump(join, &slow);
         self.b.switch_to_block(join);
         for (&v, p) in live.iter().zip(params) {
             self.env.insert(v, p);
+        }
+        if let Some(m) = mask_params {
+            self.mask_cache = Some(m);
         }
         Ok(())
     }
@@ -1805,8 +1865,13 @@ impl<'a, 'b> GLower<'a, 'b> {
             && !recomputed_elsewhere
             && !self.fused_internal.contains(&v)
         {
-            let mask = self.mask();
-            self.write_slab(v, &g, &mask)?;
+            if let Some(h) = self.held.as_mut() {
+                // A held loop writes it when its lanes leave.
+                h.exports.push(v);
+            } else {
+                let mask = self.mask();
+                self.write_slab(v, &g, &mask)?;
+            }
         }
         self.env.insert(v, g);
         Ok(())
@@ -1917,10 +1982,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         let code = self.iconst(types::I32, i64::from(inst.as_u32()));
         let buf = self.scratch_at(0);
         let f = self.iconst(types::I64, helper as i64);
-        let sig = self.sig(Helper::Chunk);
-        self.b
-            .ins()
-            .call_indirect(sig, f, &[self.ctx, code, lane0, mask, buf]);
+        let call_args = [self.ctx, code, lane0, mask, buf];
+        self.call_helper(Helper::Chunk, f, &call_args);
         // The helper clears the lanes that fault.
         self.mask_cache = None;
         let mut out = Vec::with_capacity(results.len());

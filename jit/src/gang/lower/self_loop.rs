@@ -28,6 +28,9 @@ pub(super) struct HeldLoop {
     pub(super) block: wj::Block,
     /// Its parameters, held in registers.
     params: Vec<wj::Value>,
+    /// Values of the loop the rest of the kernel reads: written to the slab
+    /// for the lanes that leave (nothing in the loop reads them there).
+    pub(super) exports: Vec<wj::Value>,
     /// This iteration's number from 1 (i32).
     t: ir::Value,
     /// The least step budget of the chunk's lanes at the start (i32).
@@ -103,7 +106,6 @@ impl GLower<'_, '_> {
             (0..n).map(|_| this.b.append_block_param(at, ty)).collect()
         };
         let iter = self.b.append_block_param(head, types::I32);
-        let t = self.b.ins().iadd_imm_s(iter, 1);
         let mut params_in = Vec::with_capacity(params.len());
         for &p in &params {
             let n = self.vecs(self.kernel.value_type(p));
@@ -111,6 +113,7 @@ impl GLower<'_, '_> {
             params_in.push(take(self, head, n, ty));
         }
         let mask_in = take(self, head, g, types::I32X4);
+        let t = self.b.ins().iadd_imm_s(iter, 1);
         // Nothing computed in the last iteration holds in this one.
         self.env.clear();
         self.consts.clear();
@@ -133,11 +136,13 @@ impl GLower<'_, '_> {
             params: params.clone(),
             t,
             budget,
+            exports: Vec::new(),
             next: None,
         });
         let r = self.run(k, 0, block, run, None);
         let held = self.held.take();
         r?;
+        let exports = held.as_ref().map(|h| h.exports.clone()).unwrap_or_default();
         let (again, params_out, left) = match held.and_then(|h| h.next) {
             Some(next) => next,
             // A trap ended the run: its lanes are stopped.
@@ -146,7 +151,8 @@ impl GLower<'_, '_> {
                 (vec![zero; g], params_in.clone(), vec![zero; g])
             }
         };
-        // The lanes leaving now have taken `t` steps more than at the start.
+        // The lanes leaving now have taken `t` steps more than at the start,
+        // and their values of the loop are final.
         let mut any_left = left[0];
         for &m in &left[1..] {
             any_left = self.b.ins().bor(any_left, m);
@@ -164,6 +170,10 @@ impl GLower<'_, '_> {
             let y = self.b.ins().iadd(x, tv);
             let y = self.b.ins().bitselect(m, y, x);
             self.b.ins().store(guest(), y, p, 0);
+        }
+        for v in exports {
+            let g = self.val(v)?;
+            self.write_slab(v, &g, &left)?;
         }
         self.b.ins().jump(counted, &[]);
         self.b.switch_to_block(counted);
@@ -406,10 +416,8 @@ impl GLower<'_, '_> {
                 }
                 let blk = this.iconst(types::I32, i64::from(call.block.as_u32()));
                 let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
-                let sig = this.sig(Helper::Watchdog);
-                this.b
-                    .ins()
-                    .call_indirect(sig, f, &[this.ctx, lane0, bits, blk]);
+                let call_args = [this.ctx, lane0, bits, blk];
+                this.call_helper(Helper::Watchdog, f, &call_args);
             }
             let mut slow: Vec<ir::BlockArg> = Vec::with_capacity(this.g);
             for (kk, (&m, &o)) in mask.iter().zip(&o).enumerate() {

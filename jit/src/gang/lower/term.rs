@@ -229,10 +229,8 @@ impl GLower<'_, '_> {
                 let lane0 = this.b.ins().ireduce(types::I32, lane0);
                 let blk = this.iconst(types::I32, i64::from(call.block.as_u32()));
                 let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
-                let sig = this.sig(super::Helper::Watchdog);
-                this.b
-                    .ins()
-                    .call_indirect(sig, f, &[this.ctx, lane0, bits, blk]);
+                let call_args = [this.ctx, lane0, bits, blk];
+                this.call_helper(super::Helper::Watchdog, f, &call_args);
                 this.mask_cache = None;
             }
             Ok(())
