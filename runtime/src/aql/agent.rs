@@ -184,8 +184,8 @@ impl Agent {
     }
 
     /// Copies `size` (validated: at most MAX_CODE_SIZE) bytes of code at `addr`:
-    /// through the checked table when the agent's memory holds them (a freed
-    /// buffer is then named as such), else with a kernel-checked copy (code in
+    /// through the checked table when an allocation of the agent's memory holds
+    /// `addr` (its bounds are checked), else with a kernel-checked copy (code in
     /// the client's own memory, e.g. a C array).
     fn read_code(&self, addr: u64, size: u64) -> Result<Vec<u8>, AqlError> {
         let bad = |why: String| {
