@@ -848,3 +848,36 @@ fn id_window_sub_word_loads() {
         [300, 0x2c, 1, 300, 1, 0]
     );
 }
+
+#[test]
+fn jalr_to_address_zero_runs_the_code_there() {
+    // 0x000: ebreak; entry 0x100: jalr ra, 0(t0) with t0 = 0 (its launch value,
+    // set in no block): address 0 holds code, so the lane runs it and ends there.
+    let mut mem = rv32_lift_common::TestMem::new(1);
+    mem.write_words(0, &words(&[EBREAK]));
+    let jalr = Instr::Jalr {
+        rd: x(1),
+        rs1: x(5),
+        offset: 0,
+    };
+    mem.write_words(0x100, &words(&[jalr]));
+    let opts = LiftOptions {
+        context_base: Some(rv32_lift_common::CTX_BASE),
+        ..LiftOptions::default()
+    };
+    let lifted =
+        wavejit_frontend::rv32::lift::lift(&|pc| mem.fetch(pc), 0x100, &opts).expect("lifts");
+    wavejit_ir::verify::verify(&lifted.kernel).expect("verifies");
+    let mut d = wavejit_ir::Dispatch::new([1, 1, 1], [1, 1, 1]);
+    d.step_limit = lifted.step_limit();
+    use wavejit_ir::Engine;
+    let result = wavejit_ir::interp::Interpreter.run(&lifted.kernel, &d, &mem);
+    assert_eq!(result, Ok(()));
+    let c = mem.lane(0);
+    assert!(c.done);
+    assert_eq!(
+        (c.pc, c.x[1]),
+        (0, 0x104),
+        "ended at the ebreak at 0; ra = return site"
+    );
+}

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::dispatch::DispatchError;
 use crate::entities::{Block, Inst};
 use crate::inst::AddrSpace;
 use crate::memory::AccessCause;
@@ -38,6 +39,10 @@ pub enum FaultKind {
     Trap {
         code: u32,
     },
+    /// The dispatch was refused before any lane ran ([`Dispatch::check`]).
+    ///
+    /// [`Dispatch::check`]: crate::Dispatch::check
+    Dispatch(DispatchError),
 }
 
 impl fmt::Display for FaultKind {
@@ -59,6 +64,7 @@ impl fmt::Display for FaultKind {
                 write!(f, "watchdog: lane ran more than {limit} steps")
             }
             FaultKind::Trap { code } => write!(f, "trap {code:#x}"),
+            FaultKind::Dispatch(e) => write!(f, "dispatch refused: {e}"),
         }
     }
 }
@@ -78,6 +84,10 @@ pub struct Fault {
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // No lane ran, so there is no place to name.
+        if let FaultKind::Dispatch(e) = &self.kind {
+            return write!(f, "kernel `{}`: dispatch refused: {e}", self.kernel);
+        }
         write!(f, "kernel `{}` faulted at ", self.kernel)?;
         if let Some(pc) = self.guest_pc {
             write!(f, "pc {pc:#x} ")?;

@@ -485,6 +485,8 @@ impl Engine for Jit {
         dispatch: &Dispatch,
         memory: &dyn GlobalMemory,
     ) -> Result<(), Fault> {
+        // The same refusal as the interpreter's, before anything is compiled.
+        dispatch.check(kernel)?;
         let wg = u64::from(dispatch.lanes_per_workgroup());
         let lanes = wg.saturating_mul(dispatch.workgroup_count());
         // Shapes the batch layout does not handle keep the interpreter's answer

@@ -9,8 +9,9 @@
  *     release order, then store the packet id into the doorbell signal;
  *   - a signal handle is the address of an amd_signal_t-compatible block
  *     (value at byte 8); waits take timeouts in nanoseconds.
- * kernel_object in a dispatch packet is the value returned by
- * wj_aql_code_object_register for a wj_aql_code_object_t descriptor.
+ * kernel_object in a dispatch packet is the handle returned by
+ * wj_aql_code_object_register for a wj_aql_code_object_t descriptor (opaque,
+ * never reused; not the descriptor's address).
  *
  * Maintained by hand; runtime/tests/aql_c_header.rs checks it against
  * runtime/src/aql/ffi.rs (prototypes) and the Rust layouts (sizes, offsets,
@@ -192,6 +193,9 @@ wj_aql_status_t wj_aql_memory_alloc(wj_aql_agent_t *agent, uint64_t size, void *
 wj_aql_status_t wj_aql_memory_free(wj_aql_agent_t *agent, void *ptr);
 
 /* ---- code objects --------------------------------------------------------- */
+/* Copies the descriptor and its code (code_size at most 64 MiB); every call
+ * returns a new handle, so the descriptor memory may be freed or reused at once.
+ * Unreadable descriptor or code memory: INVALID_CODE_OBJECT. */
 wj_aql_status_t wj_aql_code_object_register(wj_aql_agent_t *agent,
                                             const wj_aql_code_object_t *desc,
                                             uint64_t *kernel_object);

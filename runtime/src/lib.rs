@@ -4,5 +4,6 @@ pub mod aql;
 pub mod kgsl;
 pub mod memory;
 pub mod mmio;
+pub mod user_copy;
 
 pub use memory::{AddressSpace, MemError};

@@ -102,7 +102,7 @@ fn c_client_dispatches_a_kernel_with_partial_workgroups() {
             let desc = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, TRIPLE.as_bytes(), 8);
             let mut kobj = 0;
             assert_eq!(wj_aql_code_object_register(a, &desc, &mut kobj), 0);
-            assert_eq!(kobj, &desc as *const CodeObject as u64);
+            assert_ne!(kobj, 0);
 
             let mut out: *mut c_void = ptr::null_mut();
             assert_eq!(wj_aql_memory_alloc(a, 4 * 128, &mut out), 0);
@@ -286,5 +286,118 @@ fn c_signal_and_index_operations() {
             wj_aql_memory_alloc(a, 8, &mut p),
             Status::INVALID_ARGUMENT.0
         );
+    }
+}
+
+/// Stores the i32 `VALUE` through the pointer in the first kernarg.
+fn store_kernel(value: u32) -> String {
+    format!(
+        "kernel @store {{
+block0:
+  v0 = const.i32 0
+  v1 = load.uniform.i64 v0
+  v2 = const.i32 {value}
+  store.global.i32 v1, v2
+  exit
+}}
+"
+    )
+}
+
+#[test]
+fn descriptors_registered_from_reused_memory_get_their_own_handles() {
+    for engine in [0, 1] {
+        let a = agent(engine);
+        let (seven, nine) = (store_kernel(7), store_kernel(9));
+        // SAFETY: all pointers are live locals or values returned by the ABI.
+        unsafe {
+            // One descriptor buffer, rewritten between registrations.
+            let slot: *mut CodeObject = Box::into_raw(Box::new(CodeObject::new(
+                Isa::IrText,
+                ArgAbi::UniformCopy,
+                seven.as_bytes(),
+                8,
+            )));
+            let (mut k7, mut k9) = (0, 0);
+            assert_eq!(wj_aql_code_object_register(a, slot, &mut k7), 0);
+            slot.write(CodeObject::new(
+                Isa::IrText,
+                ArgAbi::UniformCopy,
+                nine.as_bytes(),
+                8,
+            ));
+            assert_eq!(wj_aql_code_object_register(a, slot, &mut k9), 0);
+            drop(Box::from_raw(slot));
+            assert_ne!(k7, k9, "engine {engine}");
+
+            let mut out: *mut c_void = ptr::null_mut();
+            assert_eq!(wj_aql_memory_alloc(a, 4, &mut out), 0);
+            let mut args: *mut c_void = ptr::null_mut();
+            assert_eq!(wj_aql_memory_alloc(a, 8, &mut args), 0);
+            args.cast::<u64>().write(out as u64);
+            let mut q: *mut HsaQueue = ptr::null_mut();
+            assert_eq!(
+                wj_aql_queue_create(a, 8, 0, 0, None, ptr::null_mut(), &mut q),
+                0
+            );
+            for (i, (kobj, want)) in [(k7, 7), (k9, 9), (k7, 7)].into_iter().enumerate() {
+                let mut done = 0;
+                assert_eq!(wj_aql_signal_create(1, &mut done), 0);
+                let p = KernelDispatchPacket {
+                    header: Header::new(PacketType::KernelDispatch, true).bits(),
+                    setup: 1,
+                    workgroup_size: [1, 1, 1],
+                    grid_size: [1, 1, 1],
+                    kernel_object: kobj,
+                    kernarg_address: args as u64,
+                    completion_signal: done,
+                    ..KernelDispatchPacket::default()
+                };
+                assert_eq!(produce(q, &p), i as u64);
+                assert_eq!(wj_aql_signal_wait(done, 0, 0, 20_000_000_000), 0);
+                assert_eq!(
+                    out.cast::<u32>().read(),
+                    want,
+                    "engine {engine}, handle {kobj:#x}"
+                );
+                assert_eq!(wj_aql_signal_destroy(done), 0);
+            }
+            assert_eq!(wj_aql_queue_destroy(q), 0);
+            // A handle is never handed out again, even after unregistering.
+            assert_eq!(wj_aql_code_object_unregister(a, k7), 0);
+            let desc = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, seven.as_bytes(), 8);
+            let mut again = 0;
+            assert_eq!(wj_aql_code_object_register(a, &desc, &mut again), 0);
+            assert!(again != k7 && again != k9);
+            assert_eq!(wj_aql_agent_destroy(a), 0);
+        }
+    }
+}
+
+#[test]
+fn wild_descriptor_and_code_pointers_and_huge_code_sizes_are_refused() {
+    let a = agent(1);
+    // SAFETY: the ABI must not dereference the wild pointers (that is the test).
+    unsafe {
+        let mut k = 0;
+        assert_eq!(
+            wj_aql_code_object_register(a, 0x1000 as *const CodeObject, &mut k),
+            Status::INVALID_CODE_OBJECT.0
+        );
+        let text = store_kernel(1);
+        let mut wild = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, text.as_bytes(), 8);
+        wild.code = 0x10;
+        assert_eq!(
+            wj_aql_code_object_register(a, &wild, &mut k),
+            Status::INVALID_CODE_OBJECT.0
+        );
+        let mut huge = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, text.as_bytes(), 8);
+        huge.code_size = 1 << 40;
+        assert_eq!(
+            wj_aql_code_object_register(a, &huge, &mut k),
+            Status::INVALID_CODE_OBJECT.0
+        );
+        assert_eq!(k, 0, "nothing was registered");
+        assert_eq!(wj_aql_agent_destroy(a), 0);
     }
 }

@@ -288,6 +288,42 @@ fn bad_descriptors_are_refused_at_registration() {
     assert_eq!(e, Some(Status::INVALID_ISA));
 }
 
+#[test]
+fn wild_pointers_and_huge_code_sizes_are_named_at_registration() {
+    let agent = interp_agent();
+    let code = b"kernel @k {\nblock0:\n  exit\n}\n";
+    let refused = |desc: *const CodeObject| {
+        let e = agent.register_code_object(desc).expect_err("refused");
+        assert_eq!(e.status, Status::INVALID_CODE_OBJECT, "{}", e.message);
+        e.message
+    };
+    assert_eq!(
+        refused(0x1000 as *const CodeObject),
+        "descriptor at 0x1000 is not readable"
+    );
+    let mut d = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, code, 0);
+    d.code = 0xdead_0000;
+    assert_eq!(
+        refused(&d),
+        format!("code at 0xdead0000 ({} bytes) is not readable", code.len())
+    );
+    let mut d = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, code, 0);
+    d.code_size = 1 << 40;
+    assert_eq!(
+        refused(&d),
+        "code_size 1099511627776 exceeds the limit of 67108864 bytes"
+    );
+    // Code in the agent's own memory is read through its checked table.
+    let buf = agent.memory().alloc(4096).expect("alloc");
+    agent.memory().write_bytes(buf, code).expect("write");
+    let mut d = CodeObject::new(Isa::IrText, ArgAbi::UniformCopy, code, 0);
+    d.code = buf;
+    let k = agent
+        .register_code_object(&d)
+        .expect("registers from agent memory");
+    assert!(agent.load(k).is_ok());
+}
+
 const OOB: &str = "kernel @oob {
 block0:
   v0 = const.i64 0x10

@@ -242,15 +242,102 @@ fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
             .contains("kernel `k` faulted at pc 0x10")
     );
     assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
-    let ts2 = submit(
+    // kgsl_check_context_state: later submits are refused, without a timestamp.
+    assert_eq!(
+        submit(
+            &mut dev,
+            ctx,
+            ib,
+            &[type7(op::EVENT_WRITE, 4), 4, lo, hi, 2],
+        ),
+        Err(libc::EDEADLK)
+    );
+    assert_eq!(read_u32(sig), 0, "a faulted context runs nothing");
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    // Other contexts are unaffected.
+    let ctx2 = context(&mut dev);
+    let ts3 = submit(
         &mut dev,
-        ctx,
+        ctx2,
         ib,
-        &[type7(op::EVENT_WRITE, 4), 4, lo, hi, 2],
+        &[type7(op::EVENT_WRITE, 4), 4, lo, hi, 9],
     )
     .unwrap();
-    assert_eq!(read_u32(sig), 0, "a faulted context runs nothing");
-    assert_eq!(wait(&mut dev, ctx, ts2), Err(libc::EDEADLK));
+    assert_eq!(
+        (ts3, wait(&mut dev, ctx2, ts3), read_u32(sig)),
+        (1, Ok(()), 9)
+    );
+}
+
+#[test]
+fn the_fault_is_appended_to_the_fault_log() {
+    let log = std::env::temp_dir().join(format!("wj-kgsl-fault-log-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
+    dev.set_fault_log(Some(log.clone()));
+    let ctx = context(&mut dev);
+    let (_, ib) = alloc_mapped(&mut dev, 4096);
+    let words = [type4(0xb990, 1), 3, type7(op::EXEC_CS, 4), 0, 1, 1, 1];
+    let ts = submit(&mut dev, ctx, ib, &words).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    let text = std::fs::read_to_string(&log).expect("the log exists");
+    let _ = std::fs::remove_file(&log);
+    let line = format!(
+        "wavejit kgsl: pid {} context {ctx}: {}\n",
+        std::process::id(),
+        dev.context_fault(ctx).unwrap()
+    );
+    assert_eq!(text, line);
+    assert!(
+        text.contains("kernel `k` faulted at pc 0x10: read of 4 bytes at 0x0 refused"),
+        "{text}"
+    );
+}
+
+#[test]
+fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
+    let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
+    let (first, _) = alloc_mapped(&mut dev, 4096);
+    // 2^64-1 and 2^64-4095 wrap to 0 when page-rounded; 2^32 and 2^40 exceed
+    // KGSL's 4 GiB object limit (UINT_MAX), 2^43 the device's whole memory.
+    for size in [
+        u64::MAX,
+        u64::MAX - 4094,
+        1 << 32,
+        (1 << 32) + 1,
+        1 << 40,
+        1 << 43,
+    ] {
+        let mut a = GpuobjAlloc {
+            size,
+            flags: 0x100C_0000,
+            ..Default::default()
+        };
+        assert_eq!(
+            ioctl(&mut dev, IOCTL_GPUOBJ_ALLOC, &mut a),
+            Err(libc::EINVAL),
+            "GPUOBJ_ALLOC size {size:#x}"
+        );
+        let mut g = GpumemAllocId {
+            size,
+            ..Default::default()
+        };
+        assert_eq!(
+            ioctl(&mut dev, IOCTL_GPUMEM_ALLOC_ID, &mut g),
+            Err(libc::EINVAL),
+            "GPUMEM_ALLOC_ID size {size:#x}"
+        );
+    }
+    // The largest object KGSL allows is still accepted (sparse: nothing is touched).
+    let mut big = GpuobjAlloc {
+        size: u64::from(u32::MAX),
+        flags: 0x100C_0000,
+        ..Default::default()
+    };
+    ioctl(&mut dev, IOCTL_GPUOBJ_ALLOC, &mut big).unwrap();
+    assert_eq!((big.id, big.mmapsize), (first + 1, 1 << 32));
+    let (next, _) = alloc_mapped(&mut dev, 4096);
+    assert_eq!(next, first + 1 + (1 << 20), "ids stay unique");
 }
 
 #[test]

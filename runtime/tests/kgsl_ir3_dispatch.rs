@@ -383,3 +383,28 @@ fn typed_image_atomics_run_on_the_jit_through_a_bindless_set() {
     }
     assert_eq!(out[64..], [1000; 64]);
 }
+
+#[test]
+fn a_huge_sp_cs_instr_size_is_a_dispatch_error_not_an_allocation() {
+    let prog = kernel();
+    let rig = Rig::new(&prog);
+    let mut cu = Ir3Unit::new(false);
+    // SP_CS_INSTR_SIZE = 0xffffffff: 549,755,813,760 bytes of "shader".
+    let ib = rig.ib_words(0xffff_ffff * 16, 1, false);
+    let text = rig.submit(&ib, &mut cu).expect_err("refused").to_string();
+    assert!(
+        text.contains(&format!(
+            "ir3 kernel at {:#x}, separate half registers (SP_CS_CNTL_0.MERGEDREGS clear): \
+             shader of 549755813760 bytes (SP_CS_INSTR_SIZE 0xffffffff x 128) exceeds the \
+             limit of 4194304 bytes",
+            rig.shader
+        )),
+        "{text}"
+    );
+    // Within the limit but past the shader's 4 KiB allocation: refused by the
+    // range check before anything is copied.
+    let ib = rig.ib_words(0x8000 * 16, 1, false);
+    let text = rig.submit(&ib, &mut cu).expect_err("refused").to_string();
+    assert!(text.contains("shader unreadable: access refused"), "{text}");
+    assert_eq!(rig.mem.read_u32s(rig.signal, 1).expect("signal"), [0]);
+}

@@ -171,3 +171,27 @@ fn elf_kernel_runs_with_init_files() {
     assert!(out.contains(&format!("\"hex\": \"{want}\"")), "{out}");
     assert!(out.ends_with("\"lanes\": []}\n"), "{out}");
 }
+
+#[test]
+fn jalr_through_a_zero_register_runs_code_at_address_zero() {
+    // Image at 0x100: jalr ra, 0(t0) with t0 = 0; VRAM 0 holds an ebreak.
+    let jalr = write_words("jalr0.bin", &[0x0002_80e7]);
+    let ebreak = write_words("ebreak0.bin", &[0x0010_0073]);
+    let init = format!("{}@0", ebreak.display());
+    for engine in ["jit", "interp"] {
+        let (ok, out, err) = wavejit(&[
+            "rv32",
+            "run",
+            jalr.to_str().unwrap_or_default(),
+            "--base",
+            "0x100",
+            "--init",
+            &init,
+            "--regs",
+            "--engine",
+            engine,
+        ]);
+        assert!(ok, "{engine}: {out}{err}");
+        assert!(out.contains("status: ok"), "{engine}: {out}");
+    }
+}

@@ -5,7 +5,13 @@ Run from the repo root:
     /work/venv-tg/bin/python -m pytest -q tests/tinygrad/test_qcom_wavejit.py
 Only tinygrad's public API is used; every result is compared with numpy.
 """
+import errno
 import os
+import tempfile
+
+# The shim appends each context fault to this file (read when the device opens,
+# so it is set before tinygrad is imported).
+FAULT_LOG = os.environ.setdefault("WAVEJIT_FAULT_LOG", os.path.join(tempfile.mkdtemp(prefix="wj-tg-"), "faults.log"))
 
 import numpy as np
 import pytest
@@ -310,6 +316,13 @@ def test_raw_gather_in_bounds():
 
 
 # Must stay last in the file: a faulted KGSL context stays faulted for the process.
-def test_out_of_bounds_read_raises():
-  with pytest.raises(OSError):
+def test_out_of_bounds_read_raises_edeadlk_and_logs_the_fault():
+  with pytest.raises(OSError) as e:
     _raw_gather([0, 1, 2, -(2**31)])  # 8 GiB before the buffer: mapped by nothing
+  assert e.value.errno == errno.EDEADLK
+  with open(FAULT_LOG) as f:
+    lines = f.read().splitlines()
+  assert len(lines) == 1, lines
+  assert lines[0].startswith(f"wavejit kgsl: pid {os.getpid()} context "), lines[0]
+  assert "compute dispatch failed: ir3 kernel at" in lines[0] and "faulted at pc" in lines[0], lines[0]
+  assert "read of 4 bytes at global address" in lines[0] and "refused: no allocation contains it" in lines[0], lines[0]

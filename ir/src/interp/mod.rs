@@ -42,10 +42,13 @@
 //!   lane reaching the malformed instruction faults with `FaultKind::Trap { code:
 //!   u32::MAX }` (`inst: None` for a terminator or the entry). A pure or cross-lane
 //!   instruction that `semantics` cannot evaluate faults the same way. A kernel with
-//!   no blocks, a dispatch with `wave_size` 0 or more than `MAX_WORKGROUP_LANES`
-//!   lanes per workgroup, or lane state the host cannot allocate, faults on the
-//!   first lane at `block0` with `inst: None`. A dispatch with no lanes does
-//!   nothing and succeeds.
+//!   no blocks, or lane state the host cannot allocate, faults on the first lane
+//!   at `block0` with `inst: None`. A dispatch with no lanes does nothing and
+//!   succeeds.
+//! - Dispatches over the limits of [`crate::dispatch`] (`wave_size` 0, more than
+//!   `MAX_WORKGROUP_LANES` lanes per workgroup, too much shared or private
+//!   memory) fault with [`FaultKind::Dispatch`](crate::FaultKind::Dispatch)
+//!   before any lane runs, from [`Dispatch::check`], as on every engine.
 
 mod access;
 mod program;
@@ -64,9 +67,8 @@ use crate::memory::GlobalMemory;
 /// Trap code of faults raised for malformed kernels or dispatches.
 pub const MALFORMED_TRAP: u32 = u32::MAX;
 
-/// Most lanes per workgroup the interpreter accepts (real APIs allow 1024-2048);
-/// larger dispatches fault with `MALFORMED_TRAP` instead of exhausting the host.
-pub const MAX_WORKGROUP_LANES: u32 = 1 << 16;
+/// Most lanes per workgroup (checked by [`Dispatch::check`] for every engine).
+pub use crate::dispatch::MAX_WORKGROUP_LANES;
 
 /// The golden interpreter engine (`name() == "interp"`).
 #[derive(Copy, Clone, Debug, Default)]
@@ -89,6 +91,7 @@ impl Engine for Interpreter {
         dispatch: &Dispatch,
         memory: &dyn GlobalMemory,
     ) -> Result<(), Fault> {
+        dispatch.check(kernel)?;
         workgroup::run_dispatch(kernel, dispatch, memory)
     }
 }

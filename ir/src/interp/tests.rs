@@ -3,7 +3,7 @@
 //! root `tests/engine_*.rs` suites.)
 
 use super::{Interpreter, MALFORMED_TRAP};
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, DispatchError};
 use crate::engine::Engine;
 use crate::entities::{Block, Inst, Value};
 use crate::fault::{Fault, FaultKind, LaneId};
@@ -167,15 +167,27 @@ fn malformed_kernels_and_dispatches() {
     let mut k = Kernel::new("ok");
     let entry = k.add_block();
     k.set_terminator(entry, Terminator::Exit);
+    // Dispatch shapes over the limits are refused before any lane runs, at
+    // the same place, with the reason (`Dispatch::check`, as on every engine).
+    let refused = |e: DispatchError| {
+        let mut f = malformed_at("ok", 0, None);
+        f.kind = FaultKind::Dispatch(e);
+        Err(f)
+    };
     let mut d = small();
     d.wave_size = 0;
-    assert_eq!(run(&k, &d), Err(malformed_at("ok", 0, None)));
+    assert_eq!(run(&k, &d), refused(DispatchError::ZeroWaveSize));
     // Nothing to run is not an error.
     assert_eq!(run(&k, &Dispatch::new([0, 1, 1], [4, 1, 1])), Ok(()));
     assert_eq!(run(&k, &Dispatch::new([1, 1, 1], [4, 0, 1])), Ok(()));
     // More lanes per workgroup than the interpreter can index faults cleanly.
     let huge = Dispatch::new([1, 1, 1], [u32::MAX, u32::MAX, 2]);
-    assert_eq!(run(&k, &huge), Err(malformed_at("ok", 0, None)));
+    let lanes = u128::from(u32::MAX) * u128::from(u32::MAX) * 2;
+    let size = huge.workgroup_size;
+    assert_eq!(
+        run(&k, &huge),
+        refused(DispatchError::WorkgroupTooLarge { size, lanes })
+    );
 }
 
 #[test]

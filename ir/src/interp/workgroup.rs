@@ -9,9 +9,9 @@ use crate::kernel::Kernel;
 use crate::memory::GlobalMemory;
 use crate::semantics::{eval_pure, wave::eval_wave};
 
+use super::MALFORMED_TRAP;
 use super::access::LaneMemory;
 use super::program::{Edge, Op, OpKind, Program, Term};
-use super::{MALFORMED_TRAP, MAX_WORKGROUP_LANES};
 
 /// (block number, instruction index); the terminator sits at index `ops.len()`.
 type Pc = (usize, usize);
@@ -71,10 +71,13 @@ pub(crate) fn run_dispatch(
             code: MALFORMED_TRAP,
         },
     };
-    if kernel.blocks.is_empty() || dispatch.wave_size == 0 || lanes > MAX_WORKGROUP_LANES as u128 {
+    // Dispatch::check (Interpreter::run) bounded lanes and wave size already.
+    let Ok(lanes) = usize::try_from(lanes) else {
+        return Err(malformed(None));
+    };
+    if kernel.blocks.is_empty() || dispatch.wave_size == 0 {
         return Err(malformed(None));
     }
-    let lanes = lanes as usize;
     let prog = Program::new(kernel);
     let ctx = Ctx {
         kernel,

@@ -105,6 +105,16 @@ impl fmt::Display for DefText {
 pub enum Rule {
     #[error("kernel has no blocks")]
     NoBlocks,
+    #[error(
+        "kernel declares {bytes} bytes of shared memory, over the limit of {} bytes",
+        crate::dispatch::MAX_SHARED_BYTES
+    )]
+    SharedTooLarge { bytes: u32 },
+    #[error(
+        "kernel declares {bytes} bytes of private memory per lane, over the limit of {} bytes",
+        crate::dispatch::MAX_PRIVATE_BYTES
+    )]
+    PrivateTooLarge { bytes: u32 },
     #[error("entry block must have no parameters, has {count}")]
     EntryHasParams { count: usize },
     #[error("block has no terminator")]

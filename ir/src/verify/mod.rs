@@ -7,7 +7,12 @@
 //! Rules, in the order they are checked (each has its own [`Rule`] variant):
 //!
 //! 1. Kernel: at least one block ([`Rule::NoBlocks`], which stops verification);
-//!    the entry block (block 0) has no parameters.
+//!    `shared_size` and `private_size` within [`MAX_SHARED_BYTES`] and
+//!    [`MAX_PRIVATE_BYTES`] (engines allocate them per workgroup and lane); the
+//!    entry block (block 0) has no parameters.
+//!
+//! [`MAX_SHARED_BYTES`]: crate::dispatch::MAX_SHARED_BYTES
+//! [`MAX_PRIVATE_BYTES`]: crate::dispatch::MAX_PRIVATE_BYTES
 //! 2. Layout, block by block in layout order:
 //!    - every parameter and result handle exists; its `ValueDef` points back to
 //!      that slot; no value is defined twice (two slots, or twice in one list);
@@ -75,6 +80,7 @@ pub fn verify_all(kernel: &Kernel) -> Vec<VerifyError> {
         verifier.report(Where::Kernel, Rule::NoBlocks);
         return verifier.errors;
     }
+    verifier.check_memory_sizes();
     verifier.check_layout();
     verifier.check_all_placed();
     verifier.check_uses();
@@ -119,6 +125,17 @@ impl<'k> Verifier<'k> {
             defs: vec![None; kernel.values.len()],
             placed: vec![None; kernel.insts.len()],
             arg_tys: Vec::new(),
+        }
+    }
+
+    fn check_memory_sizes(&mut self) {
+        use crate::dispatch::{MAX_PRIVATE_BYTES, MAX_SHARED_BYTES};
+        let (shared, private) = (self.kernel.shared_size, self.kernel.private_size);
+        if shared > MAX_SHARED_BYTES {
+            self.report(Where::Kernel, Rule::SharedTooLarge { bytes: shared });
+        }
+        if private > MAX_PRIVATE_BYTES {
+            self.report(Where::Kernel, Rule::PrivateTooLarge { bytes: private });
         }
     }
 

@@ -170,3 +170,99 @@ fn preloaded_c_client_opens_ioctls_and_closes_without_hanging() {
         "chip 0x6030001 ok 0 bad -1/1 other 0 closed 0 again -1/1"
     );
 }
+
+/// A client whose first submission writes to an unmapped address: the submit
+/// after the fault gets EDEADLK, and the fault is in the WAVEJIT_FAULT_LOG file.
+const FAULTING_CLIENT: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+struct gpuobj_alloc { uint64_t size, flags, va_len, mmapsize; uint32_t id, metadata_len;
+                      uint64_t metadata; };
+struct drawctxt_create { uint32_t flags, drawctxt_id; };
+struct cmd_object { uint64_t offset, gpuaddr, size; uint32_t flags, id; };
+struct gpu_command { uint64_t flags, cmdlist; uint32_t cmdsize, numcmds; uint64_t objlist;
+                     uint32_t objsize, numobjs; uint64_t synclist; uint32_t syncsize, numsyncs;
+                     uint32_t context_id, timestamp; };
+struct wait_ts { uint32_t context_id, timestamp, timeout; };
+#define GPUOBJ_ALLOC 0xc0300945UL
+#define DRAWCTXT_CREATE 0xc0080913UL
+#define GPU_COMMAND 0xc040094aUL
+#define WAITTIMESTAMP 0x400c0907UL
+int main(void) {
+    int fd = open("/dev/kgsl-3d0", O_RDWR);
+    struct gpuobj_alloc a = {4096, 0x100C0000};
+    if (ioctl(fd, GPUOBJ_ALLOC, &a)) return 3;
+    uint32_t *ib = mmap(0, a.mmapsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)a.id << 12);
+    if (ib == MAP_FAILED) return 4;
+    uint32_t words[] = {IB_WORDS};
+    memcpy(ib, words, sizeof words);
+    struct drawctxt_create c = {0x04008A12, 0};
+    if (ioctl(fd, DRAWCTXT_CREATE, &c)) return 5;
+    struct cmd_object cmd = {0, (uint64_t)(uintptr_t)ib, sizeof words, 1, 0};
+    struct gpu_command g = {0};
+    g.cmdlist = (uint64_t)(uintptr_t)&cmd;
+    g.cmdsize = sizeof cmd;
+    g.numcmds = 1;
+    g.context_id = c.drawctxt_id;
+    int first = ioctl(fd, GPU_COMMAND, &g);
+    struct wait_ts w = {c.drawctxt_id, g.timestamp, 1000};
+    int waited = ioctl(fd, WAITTIMESTAMP, &w);
+    int wait_errno = errno;
+    int second = ioctl(fd, GPU_COMMAND, &g);
+    int second_errno = errno;
+    printf("pid %d ib %#lx context %u first %d wait %d/%d second %d/%d\n", (int)getpid(),
+           (unsigned long)(uintptr_t)ib, c.drawctxt_id, first, waited, wait_errno == EDEADLK,
+           second, second_errno == EDEADLK);
+    return 0;
+}
+"#;
+
+#[test]
+fn preloaded_client_gets_edeadlk_after_a_fault_and_reads_it_in_the_fault_log() {
+    use wavejit_runtime::kgsl::pm4::{packet::op, type7};
+    let Some((so, dir)) = setup("fault-log") else {
+        return;
+    };
+    // CP_MEM_WRITE of one dword to 0x10, which no mapping holds.
+    let ib = [type7(op::MEM_WRITE, 3), 0x10, 0, 7];
+    let words = ib.map(|w| format!("{w:#x}")).join(", ");
+    let src = FAULTING_CLIENT.replace("IB_WORDS", &words);
+    let Some(bin) = compile(&dir, "fault-log", &src) else {
+        assert!(std::env::var_os("CI").is_none(), "cc failed under CI");
+        println!("SKIP: no C compiler");
+        return;
+    };
+    let log = dir.join("faults.log");
+    let _ = std::fs::remove_file(&log);
+    let out = run_with_limit(
+        Command::new(&bin)
+            .env("LD_PRELOAD", &so)
+            .env("WAVEJIT_FAULT_LOG", &log),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let field = |i: usize| text.split_whitespace().nth(i).unwrap_or_default();
+    let (pid, ib_addr) = (field(1), field(3));
+    assert_eq!(
+        text.trim(),
+        format!("pid {pid} ib {ib_addr} context 1 first 0 wait -1/1 second -1/1")
+    );
+    let logged = std::fs::read_to_string(&log).expect("the fault log was written");
+    assert_eq!(
+        logged,
+        format!(
+            "wavejit kgsl: pid {pid} context 1: IB {ib_addr} dword 0: CP_MEM_WRITE at 0x10 \
+             refused: no allocation contains it\n"
+        )
+    );
+}

@@ -2,6 +2,7 @@
 //! ISA backends, registered code objects and limits, and creates queues.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use wavejit_ir::{Engine, Kernel};
@@ -15,6 +16,7 @@ use super::loader::{
 use super::queue::{Queue, QueueOptions};
 use super::status::{AqlError, Status};
 use crate::memory::AddressSpace;
+use crate::user_copy;
 
 /// Limits and engine of an agent.
 #[derive(Clone)]
@@ -57,8 +59,6 @@ pub(crate) struct RegisteredObject {
     isa: Isa,
     arg_abi: ArgAbi,
     code: Vec<u8>,
-    /// Keeps agent-built descriptors at a stable address (their handle).
-    _owned: Option<Box<CodeObject>>,
     loaded: Mutex<Option<Result<Arc<LoadedKernel>, AqlError>>>,
     variants: Mutex<HashMap<VariantKey, Arc<Variant>>>,
 }
@@ -83,7 +83,13 @@ pub(crate) struct AgentInner {
     pub memory: Arc<AddressSpace>,
     backends: RwLock<HashMap<Isa, Arc<dyn IsaBackend>>>,
     objects: RwLock<HashMap<u64, Arc<RegisteredObject>>>,
+    /// The next kernel-object handle (handles are never reused).
+    next_handle: AtomicU64,
 }
+
+/// The first kernel-object handle: opaque, non-zero, and unlike the small
+/// integers or addresses a stale packet might carry.
+const FIRST_HANDLE: u64 = 0x574a_0000_0000_0001;
 
 /// An emulated AQL agent. Cheap to clone (shared state).
 #[derive(Clone)]
@@ -115,6 +121,7 @@ impl Agent {
                 memory,
                 backends: RwLock::new(HashMap::new()),
                 objects: RwLock::new(HashMap::new()),
+                next_handle: AtomicU64::new(FIRST_HANDLE),
             }),
         };
         agent.register_backend(Arc::new(IrTextBackend));
@@ -148,37 +155,59 @@ impl Agent {
             .contains_key(&isa)
     }
 
-    /// Registers the descriptor at `desc`; its address becomes the kernel object.
-    /// The descriptor and its code are copied, so they may be freed afterwards (the
-    /// address must not be registered again while in use).
-    ///
-    /// # Safety
-    /// `desc` must point to a readable `CodeObject`, and its `code` field to
-    /// `code_size` readable bytes.
-    pub unsafe fn register_code_object(
-        &self,
-        desc: *const CodeObject,
-    ) -> Result<KernelObject, AqlError> {
-        if desc.is_null() {
+    /// Registers the descriptor at `desc` (a client pointer) and returns a new
+    /// handle for it. The descriptor and its code are copied, so they may be
+    /// freed or reused afterwards: registering the same memory again gives
+    /// another handle, and each handle keeps running its own kernel. Both are
+    /// read with checked copies, so a wild pointer is INVALID_CODE_OBJECT.
+    pub fn register_code_object(&self, desc: *const CodeObject) -> Result<KernelObject, AqlError> {
+        let addr = desc as u64;
+        if addr == 0 {
             return Err(AqlError::new(
                 Status::INVALID_CODE_OBJECT,
                 "descriptor address is 0",
             ));
         }
-        // SAFETY: the caller guarantees a readable descriptor.
-        let d = unsafe { std::ptr::read_unaligned(desc) };
+        let mut bytes = [0u8; std::mem::size_of::<CodeObject>()];
+        user_copy::read_bytes(addr, &mut bytes).map_err(|_| {
+            AqlError::new(
+                Status::INVALID_CODE_OBJECT,
+                format!("descriptor at {addr:#x} is not readable"),
+            )
+        })?;
+        // SAFETY: CodeObject is repr(C) integers only (any bit pattern is valid)
+        // and `bytes` holds exactly one.
+        let d = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<CodeObject>()) };
         let (isa, arg_abi) = d.validate()?;
-        let len = usize::try_from(d.code_size)
-            .map_err(|_| AqlError::new(Status::INVALID_CODE_OBJECT, "code size exceeds memory"))?;
-        // SAFETY: validate checked code != 0; the caller guarantees the bytes.
-        let code = unsafe { std::slice::from_raw_parts(d.code as *const u8, len) }.to_vec();
-        let handle = desc as u64;
-        self.insert_object(handle, d, isa, arg_abi, code, None);
-        Ok(KernelObject(handle))
+        let code = self.read_code(d.code, d.code_size)?;
+        Ok(self.insert_object(d, isa, arg_abi, code))
+    }
+
+    /// Copies `size` (validated: at most MAX_CODE_SIZE) bytes of code at `addr`:
+    /// through the checked table when an allocation of the agent's memory holds
+    /// `addr` (its bounds are checked), else with a kernel-checked copy (code in
+    /// the client's own memory, e.g. a C array).
+    fn read_code(&self, addr: u64, size: u64) -> Result<Vec<u8>, AqlError> {
+        let bad = |why: String| {
+            AqlError::new(
+                Status::INVALID_CODE_OBJECT,
+                format!("code at {addr:#x} ({size} bytes) {why}"),
+            )
+        };
+        let len = usize::try_from(size).map_err(|_| bad("exceeds memory".into()))?;
+        let memory = &self.inner.memory;
+        if memory.allocation_of(addr).is_some() {
+            return memory
+                .read_bytes(addr, len)
+                .map_err(|e| bad(format!("is not readable: {e}")));
+        }
+        let mut code = vec![0; len];
+        user_copy::read_bytes(addr, &mut code).map_err(|_| bad("is not readable".into()))?;
+        Ok(code)
     }
 
     /// Registers a copy of `desc` whose code is `code` (`desc.code`/`code_size` are
-    /// rewritten); the agent owns the descriptor and the handle is its address.
+    /// rewritten) under a new handle.
     pub fn register_code(&self, desc: &CodeObject, code: &[u8]) -> Result<KernelObject, AqlError> {
         let code = code.to_vec();
         let mut d = *desc;
@@ -186,10 +215,7 @@ impl Agent {
         d.code = code.as_ptr() as u64;
         d.code_size = code.len() as u64;
         let (isa, arg_abi) = d.validate()?;
-        let owned = Box::new(d);
-        let handle = &*owned as *const CodeObject as u64;
-        self.insert_object(handle, d, isa, arg_abi, code, Some(owned));
-        Ok(KernelObject(handle))
+        Ok(self.insert_object(d, isa, arg_abi, code))
     }
 
     /// Registers the kernel `entry` of an IR-text module.
@@ -205,27 +231,26 @@ impl Agent {
 
     fn insert_object(
         &self,
-        handle: u64,
         desc: CodeObject,
         isa: Isa,
         arg_abi: ArgAbi,
         code: Vec<u8>,
-        owned: Option<Box<CodeObject>>,
-    ) {
+    ) -> KernelObject {
         let obj = RegisteredObject {
             desc,
             isa,
             arg_abi,
             code,
-            _owned: owned,
             loaded: Mutex::new(None),
             variants: Mutex::new(HashMap::new()),
         };
+        let handle = self.inner.next_handle.fetch_add(1, Ordering::Relaxed);
         self.inner
             .objects
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(handle, Arc::new(obj));
+        KernelObject(handle)
     }
 
     /// Forgets a code object; packets naming it fail with INVALID_CODE_OBJECT.

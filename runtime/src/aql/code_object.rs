@@ -4,7 +4,8 @@
 //! It plays the role of AMD's 64-byte kernel descriptor for the non-AMD ISAs: the
 //! ISA, the code, the entry and how kernel arguments reach the kernel. The
 //! descriptor (and the code it points to) must be registered with the agent before
-//! packets name it; registration copies the code, so both may be freed afterwards.
+//! packets name it; registration copies both, so they may be freed or reused
+//! afterwards (each registration gets its own handle).
 
 use super::status::{AqlError, Status};
 
@@ -12,6 +13,10 @@ use super::status::{AqlError, Status};
 pub const CODE_OBJECT_MAGIC: u32 = u32::from_le_bytes(*b"WJCO");
 /// The descriptor version this runtime reads.
 pub const CODE_OBJECT_VERSION: u16 = 1;
+/// Largest `code_size` registration copies (64 MiB; the lifters stop far below:
+/// RV32 at 2^18 instructions). A larger size is INVALID_CODE_OBJECT, so no copy
+/// is sized by the client's word alone.
+pub const MAX_CODE_SIZE: u64 = 64 << 20;
 
 /// The instruction set of a code object.
 #[repr(u16)]
@@ -137,6 +142,12 @@ impl CodeObject {
         };
         if self.code == 0 || self.code_size == 0 {
             return bad("no code".into());
+        }
+        if self.code_size > MAX_CODE_SIZE {
+            return bad(format!(
+                "code_size {} exceeds the limit of {MAX_CODE_SIZE} bytes",
+                self.code_size
+            ));
         }
         Ok((isa, abi))
     }

@@ -220,11 +220,11 @@ pub extern "C" fn wj_aql_memory_free(agent: *mut WjAgent, ptr: *mut c_void) -> W
 }
 
 /// Registers the descriptor at `desc` (copied with its code); `*kernel_object`
-/// receives the value for dispatch packets (the descriptor's address).
+/// receives the value for dispatch packets (a new handle per registration, never
+/// reused). Unreadable descriptor or code memory is INVALID_CODE_OBJECT.
 ///
 /// # Safety
-/// `desc` points to a readable descriptor whose code is readable; `kernel_object`
-/// is valid for a write.
+/// `kernel_object` is valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wj_aql_code_object_register(
     agent: *mut WjAgent,
@@ -234,8 +234,7 @@ pub unsafe extern "C" fn wj_aql_code_object_register(
     let Some(a) = agent_of(agent) else {
         return Status::INVALID_ARGUMENT.0;
     };
-    // SAFETY: per the caller.
-    match unsafe { a.register_code_object(desc) } {
+    match a.register_code_object(desc) {
         // SAFETY: per the caller.
         Ok(k) => unsafe { put(kernel_object, k.0) },
         Err(e) => e.status.0,

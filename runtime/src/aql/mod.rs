@@ -30,7 +30,9 @@ pub mod signal;
 pub mod status;
 
 pub use agent::{Agent, AgentConfig, KernelObject};
-pub use code_object::{ArgAbi, CODE_OBJECT_MAGIC, CODE_OBJECT_VERSION, CodeObject, Isa};
+pub use code_object::{
+    ArgAbi, CODE_OBJECT_MAGIC, CODE_OBJECT_VERSION, CodeObject, Isa, MAX_CODE_SIZE,
+};
 pub use loader::{
     CodeObjectRef, FnBackend, IrTextBackend, IsaBackend, LoadedKernel, UniformItem, UniformLayout,
     UniformSource,

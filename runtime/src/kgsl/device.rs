@@ -6,8 +6,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
+use super::fault_log::FaultLog;
 use super::maps::{FileMapping, mappings_of};
-use super::pm4::{CommandProcessor, ComputeUnit, CpError, RunOutcome, Submission};
+use super::pm4::{CommandProcessor, ComputeUnit, RunOutcome, Submission};
 use super::uapi::*;
 use super::user_copy::{self, Pod};
 use crate::memory::AddressSpace;
@@ -16,6 +17,11 @@ const PAGE: u64 = 4096;
 /// Sparse size of the backing memfd; object ids are page indexes into it and are
 /// never reused, so this bounds the total ever allocated by one device.
 const MEMFD_SIZE: u64 = 1 << 42;
+/// Largest object a client may request, in bytes before page rounding: the real
+/// driver's `gpumem_alloc_entry` refuses `size > UINT_MAX` with EINVAL, which
+/// also keeps the rounding below from wrapping. It is far below MEMFD_SIZE, the
+/// device's whole memory, so no single object can exceed that either.
+const MAX_OBJECT_SIZE: u64 = u32::MAX as u64;
 /// How long DEVICE_WAITTIMESTAMP retries parked work before returning (the client
 /// polls memory with its own timeout).
 const WAIT_RETRY: Duration = Duration::from_millis(20);
@@ -55,6 +61,7 @@ pub struct KgslDevice {
     mem: AddressSpace,
     live_regions: Vec<(u64, u64)>,
     compute: Box<dyn ComputeUnit + Send>,
+    fault_log: FaultLog,
 }
 
 impl KgslDevice {
@@ -86,6 +93,7 @@ impl KgslDevice {
             mem: AddressSpace::new(),
             live_regions: Vec::new(),
             compute,
+            fault_log: FaultLog::from_env(),
         })
     }
 
@@ -149,7 +157,7 @@ impl KgslDevice {
     }
 
     fn alloc_object(&mut self, size: u64, flags: u64) -> Result<(u32, u64), Errno> {
-        if size == 0 {
+        if size == 0 || size > MAX_OBJECT_SIZE {
             return Err(libc::EINVAL);
         }
         let size = size.div_ceil(PAGE) * PAGE;
@@ -414,8 +422,13 @@ impl KgslDevice {
                 subs.push(Submission::new(cmd.gpuaddr, dwords));
             }
         }
-        self.refresh_memory();
         let id = a.context_id;
+        // kgsl_check_context_state: a faulted (invalidated) context takes no more
+        // submissions, and they get no timestamp.
+        if self.contexts.get(&id).is_some_and(|c| c.fault.is_some()) {
+            return Err(libc::EDEADLK);
+        }
+        self.refresh_memory();
         let ctx = self.contexts.get_mut(&id).ok_or(libc::EINVAL)?;
         if let Some(dir) = std::env::var_os("WAVEJIT_KGSL_CAPTURE") {
             capture_submission(std::path::Path::new(&dir), &self.mem, &subs, &ctx.cp);
@@ -423,9 +436,6 @@ impl KgslDevice {
         ctx.submitted = ctx.submitted.wrapping_add(1);
         let ts = ctx.submitted;
         a.timestamp = ts;
-        if ctx.fault.is_some() {
-            return Ok(()); // a faulted context executes nothing more
-        }
         for s in subs {
             ctx.ring.push_back((s, ts));
         }
@@ -452,8 +462,9 @@ impl KgslDevice {
                     }
                 }
                 Err(e) => {
-                    report_fault(id, &e);
-                    ctx.fault = Some(e.to_string());
+                    let text = e.to_string();
+                    self.fault_log.report(id, &text);
+                    ctx.fault = Some(text);
                     ctx.ring.clear();
                     return;
                 }
@@ -492,6 +503,12 @@ impl KgslDevice {
         Ok(())
     }
 
+    /// Appends each context fault to `path` as well (`None`: stderr only); the
+    /// default comes from [`super::fault_log::FAULT_LOG_ENV`].
+    pub fn set_fault_log(&mut self, path: Option<std::path::PathBuf>) {
+        self.fault_log = FaultLog::new(path);
+    }
+
     /// The stored fault of a context, if a submission failed.
     pub fn context_fault(&self, context_id: u32) -> Option<&str> {
         self.contexts
@@ -516,10 +533,4 @@ fn capture_submission(
     if let Err(e) = cap.save(&path) {
         eprintln!("wavejit kgsl: cannot write capture {}: {e}", path.display());
     }
-}
-
-fn report_fault(context: u32, e: &CpError) {
-    eprintln!(
-        "wavejit kgsl: context {context}: {e}; the context is faulted (next wait returns EDEADLK)"
-    );
 }

@@ -18,6 +18,12 @@ use crate::memory::AddressSpace;
 /// that launch merged-register kernels with SP_CS_CNTL_0.MERGEDREGS clear.
 pub const MERGEDREGS_ENV: &str = "WAVEJIT_IR3_MERGEDREGS";
 
+/// Largest shader CP_EXEC_CS reads, bytes: 4 MiB = 2^19 instructions.
+/// SP_CS_INSTR_SIZE is a client's register (28 bits of 128-byte units on a6xx,
+/// i.e. up to 32 GiB; tinygrad's largest kernels are ~150 KB), so the copy of
+/// the shader is bounded here rather than by the register.
+pub const MAX_SHADER_BYTES: u64 = 4 << 20;
+
 /// A lifted kernel with the exact words it came from (hash collisions are told
 /// apart by comparing them).
 type Lifted = (Vec<u64>, Arc<Kernel>);
@@ -132,6 +138,14 @@ impl ComputeUnit for Ir3Unit {
             (false, false) => "separate half registers (SP_CS_CNTL_0.MERGEDREGS clear)",
         };
         let where_ = format!("ir3 kernel at {:#x}, {mode}", d.shader_addr);
+        if d.shader_len > MAX_SHADER_BYTES {
+            return Err(ComputeError(format!(
+                "{where_}: shader of {} bytes (SP_CS_INSTR_SIZE {:#x} x 128) exceeds the \
+                 limit of {MAX_SHADER_BYTES} bytes",
+                d.shader_len,
+                d.shader_len / 128
+            )));
+        }
         let bytes = mem
             .read_bytes(d.shader_addr, d.shader_len as usize)
             .map_err(|e| ComputeError(format!("{where_}: shader unreadable: {e}")))?;

@@ -4,11 +4,13 @@
 
 pub mod capture;
 pub mod device;
+pub mod fault_log;
 pub mod ir3_unit;
 pub mod maps;
 pub mod pm4;
 pub mod uapi;
-pub mod user_copy;
+/// Client memory copies (shared with the AQL frontend's registration).
+pub use crate::user_copy;
 
 pub use device::{Errno, KgslDevice};
 

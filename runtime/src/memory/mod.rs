@@ -148,7 +148,12 @@ impl AddressSpace {
         Ok(self.write(addr, data)?)
     }
 
+    /// Copies `len` bytes at `addr`; the range is checked before the buffer is
+    /// allocated, so a length no allocation holds is refused, not allocated.
     pub fn read_bytes(&self, addr: u64, len: usize) -> Result<Vec<u8>, MemError> {
+        if len > 0 {
+            self.translate(addr, len as u64, Access::Read)?;
+        }
         let mut buf = vec![0; len];
         self.read(addr, &mut buf)?;
         Ok(buf)

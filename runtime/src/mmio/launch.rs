@@ -263,7 +263,7 @@ impl GpgpuDevice {
                 pc,
                 word,
             ),
-            FaultKind::Watchdog { .. } => (
+            FaultKind::Watchdog { .. } | FaultKind::Dispatch(_) => (
                 DeviceFaultKind::Engine(f.kind.to_string()),
                 error::KERNEL_FAULT,
                 pc,

@@ -12,7 +12,9 @@
 //! - Memory: guest address = VRAM offset = global address (zero-extended); the
 //!   ID window at 0x8000_0000 reads the lane's IDs (see [`mem`]).
 //! - Computed `jalr` targets go through one hub block that binary-searches the
-//!   known block starts; any other target traps naming the jalr.
+//!   known block starts; any other target traps naming the jalr. A target the
+//!   range analysis decides (e.g. a base register still at its launch value 0)
+//!   is discovered as code too, so `jalr ra, 0(t0)` with t0 = 0 runs address 0.
 //! - Faults: `Trap { code }` where `code` indexes [`LiftedKernel::traps`]
 //!   (illegal word, fetch outside code memory, misaligned/unknown target, ecall,
 //!   invalid frm at a `dyn` instruction, cycle limit). Memory faults are the IR's.
@@ -153,15 +155,27 @@ pub fn lift(
     }
     let mut roots = vec![entry];
     roots.extend(opts.extra_entries.iter().copied());
-    let program = discover::discover(fetch, &roots, opts.max_instructions)?;
-    let dump = opts.context_base.is_some();
-    let env = liveness::fp_env(&program.blocks, dump);
     // Ranges on the control flow with every computed jalr through the hub
     // decide some jalr targets; the ranges of that (sound, smaller) control
-    // flow are the ones used.
+    // flow are the ones used. A decided target discovery did not reach is
+    // discovered too (each round adds a block there, so the rounds end).
     let shape = opts.shape.as_ref();
     let none = JalrTargets::new();
-    let first = range::entry_ranges(&program.blocks, entry, shape, &none);
+    let (program, first) = loop {
+        let program = discover::discover(fetch, &roots, opts.max_instructions)?;
+        let first = range::entry_ranges(&program.blocks, entry, shape, &none);
+        let missed = range::undiscovered_jalr_targets(&program.blocks, &first, shape);
+        let missed: Vec<u32> = missed
+            .into_iter()
+            .filter(|t| t.is_multiple_of(4) && !roots.contains(t))
+            .collect();
+        if missed.is_empty() {
+            break (program, first);
+        }
+        roots.extend(missed);
+    };
+    let dump = opts.context_base.is_some();
+    let env = liveness::fp_env(&program.blocks, dump);
     let resolved = range::jalr_targets(&program.blocks, &first, shape);
     let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
     let checked = match opts.cycle_limit {

@@ -290,39 +290,60 @@ pub fn jalr_targets(
     ranges: &BTreeMap<u32, RangeState>,
     shape: Option<&DispatchShape>,
 ) -> JalrTargets {
-    let mut out = JalrTargets::new();
-    for (&start, b) in blocks {
-        let Some((_, _, last)) = b.instrs.last() else {
-            continue;
-        };
+    decided_jalrs(blocks, ranges, shape)
+        .filter(|(_, r)| match r {
+            Resolved::Block(t) => blocks.contains_key(t),
+            Resolved::Exit => true,
+        })
+        .collect()
+}
+
+/// Targets the ranges decide for computed `jalr`s that discovery did not reach
+/// (their base register was set in another block, or is the launch value 0):
+/// code a lane will run, so the lift discovers again from them.
+pub fn undiscovered_jalr_targets(
+    blocks: &BTreeMap<u32, GuestBlock>,
+    ranges: &BTreeMap<u32, RangeState>,
+    shape: Option<&DispatchShape>,
+) -> BTreeSet<u32> {
+    decided_jalrs(blocks, ranges, shape)
+        .filter_map(|(_, r)| match r {
+            Resolved::Block(t) if !blocks.contains_key(&t) => Some(t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every computed `jalr` (by the start of its block) with its decided target,
+/// whether or not a block starts there.
+fn decided_jalrs<'a>(
+    blocks: &'a BTreeMap<u32, GuestBlock>,
+    ranges: &'a BTreeMap<u32, RangeState>,
+    shape: Option<&'a DispatchShape>,
+) -> impl Iterator<Item = (u32, Resolved)> + 'a {
+    blocks.iter().filter_map(move |(&start, b)| {
+        let (_, _, last) = b.instrs.last()?;
         let Instr::Jalr { rs1, offset, .. } = *last else {
-            continue;
+            return None;
         };
         if static_jalr_target(b).is_some() {
-            continue;
+            return None;
         }
-        let Some(mut s) = ranges.get(&start).cloned() else {
-            continue;
-        };
+        let mut s = ranges.get(&start)?.clone();
         for &(pc, _, ref instr) in &b.instrs[..b.instrs.len() - 1] {
             s.step(pc, instr, shape);
         }
         let base = s.get(rs1);
         if is_ret(last) && base == Range::exact(0) {
-            out.insert(start, Resolved::Exit);
-            continue;
+            return Some((start, Resolved::Exit));
         }
         // A ret with ra possibly 0 may end the lane instead.
         if is_ret(last) && base.lo == 0 {
-            continue;
+            return None;
         }
-        if let Some(t) = base.add_signed(offset).single().map(|t| t & !1)
-            && blocks.contains_key(&t)
-        {
-            out.insert(start, Resolved::Block(t));
-        }
-    }
-    out
+        let t = base.add_signed(offset).single()? & !1;
+        Some((start, Resolved::Block(t)))
+    })
 }
 
 /// `0..=n-1` for a count `n` that fits (nothing runs when it is 0).

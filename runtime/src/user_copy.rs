@@ -1,6 +1,7 @@
-//! copy_from_user / copy_to_user for an in-process driver: pointers a client
-//! passes are checked by the kernel (process_vm_readv/writev on our own pid), so a
-//! bad pointer becomes EFAULT exactly as with the real driver, never a crash.
+//! copy_from_user / copy_to_user for in-process drivers (KGSL ioctls, AQL code
+//! object registration): pointers a client passes are checked by the kernel
+//! (process_vm_readv/writev on our own pid), so a bad pointer becomes EFAULT
+//! exactly as with the real driver, never a crash.
 
 use std::mem::{MaybeUninit, size_of};
 

@@ -1,0 +1,236 @@
+//! Resource limits every engine enforces in one place (`Dispatch::check`):
+//! workgroups whose lane count would wrap, and shared or private memory sized
+//! by a kernel's declaration. Each is a clear refusal, the same on every engine,
+//! never a wrapped shape or an allocation the host cannot hold.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use wavejit_ir::dispatch::{
+    MAX_PRIVATE_BYTES, MAX_SHARED_BYTES, MAX_WORKGROUP_LANES, MAX_WORKGROUP_PRIVATE_BYTES,
+};
+use wavejit_ir::{AddrSpace, Dispatch, DispatchError, FaultKind, Kernel};
+use wavejit_runtime::AddressSpace;
+
+/// A kernel that stores 1 to shared and private memory of the given sizes.
+fn touching(shared: u32, private: u32) -> Kernel {
+    let mut kb = Kb::new("touch");
+    let e = kb.entry();
+    {
+        let mut b = kb.at(e);
+        let zero = c32(&mut b, 0);
+        let one = c32(&mut b, 1);
+        store(&mut b, AddrSpace::Shared, zero, one);
+        store(&mut b, AddrSpace::Private, zero, one);
+        b.exit();
+    }
+    // Not `finish`: that verifies, and the oversized declarations must reach
+    // the engines.
+    let mut k = kb.kernel;
+    k.shared_size = shared;
+    k.private_size = private;
+    k
+}
+
+fn refusal(kernel: &Kernel, dispatch: &Dispatch) -> Vec<String> {
+    let mem = AddressSpace::new();
+    engines()
+        .iter()
+        .map(|e| {
+            let f = e
+                .run(kernel, dispatch, &mem)
+                .expect_err("the dispatch is refused");
+            assert!(
+                matches!(f.kind, FaultKind::Dispatch(_)),
+                "{}: {f}",
+                e.name()
+            );
+            f.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_workgroup_whose_lane_count_wraps_is_refused_alike() {
+    let k = touching(16, 16);
+    let d = Dispatch::new([1, 1, 1], [65536, 65536, 1]);
+    assert_eq!(
+        d.lanes_per_workgroup(),
+        u32::MAX,
+        "saturates, never wraps to 0"
+    );
+    assert_eq!(
+        d.check_shape(&k),
+        Err(DispatchError::WorkgroupTooLarge {
+            size: [65536, 65536, 1],
+            lanes: 1 << 32,
+        })
+    );
+    let want = format!(
+        "kernel `touch`: dispatch refused: workgroup of 65536x65536x1 = 4294967296 lanes \
+         exceeds the limit of {MAX_WORKGROUP_LANES} lanes"
+    );
+    for got in refusal(&k, &d) {
+        assert_eq!(got, want);
+    }
+    let d = Dispatch::new([1, 1, 1], [u32::MAX, u32::MAX, u32::MAX]);
+    assert!(matches!(
+        d.check_shape(&k),
+        Err(DispatchError::WorkgroupTooLarge { .. })
+    ));
+    let mut d = Dispatch::new([1, 1, 1], [4, 1, 1]);
+    d.wave_size = 0;
+    for got in refusal(&k, &d) {
+        assert_eq!(got, "kernel `touch`: dispatch refused: wave size 0");
+    }
+}
+
+#[test]
+fn declared_shared_and_private_memory_have_limits() {
+    let d = Dispatch::new([1, 1, 1], [1, 1, 1]);
+    let shared = touching(u32::MAX, 16);
+    let want = format!(
+        "kernel `touch`: dispatch refused: kernel declares 4294967295 bytes of shared memory, \
+         over the limit of {MAX_SHARED_BYTES} bytes"
+    );
+    for got in refusal(&shared, &d) {
+        assert_eq!(got, want);
+    }
+    let e = wavejit_ir::verify::verify(&shared).expect_err("the verifier refuses it too");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "kernel `touch`: kernel declares 4294967295 bytes of shared memory, over the \
+             limit of {MAX_SHARED_BYTES} bytes"
+        )
+    );
+    let private = touching(16, 1 << 30);
+    let want = format!(
+        "kernel `touch`: dispatch refused: kernel declares 1073741824 bytes of private \
+         memory per lane, over the limit of {MAX_PRIVATE_BYTES} bytes"
+    );
+    for got in refusal(&private, &d) {
+        assert_eq!(got, want);
+    }
+    assert!(wavejit_ir::verify::verify(&private).is_err());
+    // Within the per-lane limit, too much for one workgroup's lanes together.
+    let wide = touching(16, MAX_PRIVATE_BYTES);
+    let d = Dispatch::new([1, 1, 1], [1024, 1, 1]);
+    let want = format!(
+        "kernel `touch`: dispatch refused: 1024 lanes x 1048576 private bytes = 1073741824 \
+         bytes per workgroup exceeds the limit of {MAX_WORKGROUP_PRIVATE_BYTES} bytes"
+    );
+    for got in refusal(&wide, &d) {
+        assert_eq!(got, want);
+    }
+    // At the limits the kernel runs.
+    let ok = touching(MAX_SHARED_BYTES, MAX_PRIVATE_BYTES);
+    let mem = AddressSpace::new();
+    for e in engines() {
+        assert_eq!(
+            e.run(&ok, &Dispatch::new([2, 1, 1], [2, 1, 1]), &mem),
+            Ok(())
+        );
+    }
+    // A dispatch with no lanes runs nothing and passes.
+    let empty = Dispatch::new([0, 1, 1], [65536, 65536, 1]);
+    assert_eq!(empty.check(&shared), Ok(()));
+}
+
+fn wavejit(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wavejit"))
+        .args(args)
+        .output()
+        .expect("wavejit runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp(name: &str, text: &str) -> String {
+    let p = std::env::temp_dir().join(format!("wavejit-limits-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).expect("temp file");
+    p.display().to_string()
+}
+
+const NOP: &str = "kernel @nop {
+block0:
+  exit
+}
+";
+
+#[test]
+fn cli_huge_block_gives_the_same_refusal_on_both_engines() {
+    let k = temp("nop.wj", NOP);
+    let mut outputs = Vec::new();
+    for engine in ["jit", "interp"] {
+        let (code, _, err) = wavejit(&[
+            "ir",
+            "run",
+            &k,
+            "--block",
+            "65536,65536",
+            "--engine",
+            engine,
+        ]);
+        assert_ne!(code, Some(0), "{engine}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("dispatch refused"))
+            .unwrap_or_else(|| panic!("{engine}: {err}"))
+            .to_string();
+        outputs.push((code, line));
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert!(
+        outputs[0].1.ends_with(
+            "kernel `nop`: dispatch refused: workgroup of 65536x65536x1 = 4294967296 lanes \
+             exceeds the limit of 65536 lanes"
+        ),
+        "{}",
+        outputs[0].1
+    );
+}
+
+#[test]
+fn cli_huge_declared_memory_is_a_clear_error() {
+    for (name, decl, what) in [
+        (
+            "shared.wj",
+            "shared 4294967295",
+            "4294967295 bytes of shared memory",
+        ),
+        (
+            "private.wj",
+            "private 1073741824",
+            "1073741824 bytes of private memory per lane",
+        ),
+    ] {
+        let text = NOP.replace("kernel @nop {", &format!("kernel @nop {decl} {{"));
+        let k = temp(name, &text);
+        let (code, _, err) = wavejit(&["ir", "run", &k]);
+        assert_eq!(code, Some(1), "{name}: {err}");
+        assert!(
+            err.contains(what) && err.contains("over the limit of"),
+            "{name}: {err}"
+        );
+        let (code, out, _) = wavejit(&["ir", "check", &k]);
+        assert_eq!(code, Some(1), "{name}: {out}");
+        assert!(out.contains(what), "{name}: {out}");
+    }
+}
+
+#[test]
+fn cli_agx_run_with_huge_threadgroup_memory_is_a_clear_error() {
+    let s = temp("stop.s", "stop\n");
+    let (code, _, err) = wavejit(&["agx", "run", &s, "--tg-mem", "4294967295"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("declares 4294967295 bytes of shared memory, over the limit of 1048576 bytes"),
+        "{err}"
+    );
+}
