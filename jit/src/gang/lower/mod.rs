@@ -541,6 +541,13 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Calls helper `f` (of kind `h`) with `args` through its trampoline.
     pub(super) fn call_helper(&mut self, h: Helper, f: ir::Value, args: &[ir::Value]) {
         let t = match args.len() {
+            // Once per workgroup, outside every chunk loop: nothing to keep
+            // in registers, and saving them all would cost more than it saves.
+            _ if matches!(h, Helper::Prefetch) => {
+                let sig = self.sig(h);
+                self.b.ins().call_indirect(sig, f, args);
+                return;
+            }
             4 => self.tramps[0],
             5 => self.tramps[1],
             _ => {
@@ -725,6 +732,16 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.switch_to_block(blk);
             if self.kernel.insts[inst].kind == InstKind::Barrier {
                 self.park()?;
+                // A converged wave (every lane here, none faulted in the
+                // batch) has no runnable lane left: no need to look.
+                let conv = self.st_load(St::Conv);
+                let faulted = self.ctx_load(types::I32, off::FAULTED);
+                let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+                let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
+                let done = self.b.ins().band(conv, clean);
+                let look = self.b.create_block();
+                self.b.ins().brif(done, wave_next, &[], look, &[]);
+                self.b.switch_to_block(look);
             } else {
                 let base = self.st_load(St::Base);
                 let n = self.st_load(St::N);
@@ -829,40 +846,64 @@ impl<'a, 'b> GLower<'a, 'b> {
         let body = self.b.create_block();
         let end = self.b.create_block();
         let again = self.b.create_block();
+        // The loop's constants ride along as parameters, so they stay in
+        // registers instead of being built again every iteration.
         let i = self.b.append_block_param(head, types::I32);
         let acc = self.b.append_block_param(head, types::I32X4);
+        let bitv = self.b.append_block_param(head, types::I32X4);
+        let deadv = self.b.append_block_param(head, types::I32X4);
+        let onev = self.b.append_block_param(head, types::I32X4);
         let zero = self.iconst(types::I32, 0);
         let zv = self.b.ins().splat(types::I32X4, zero);
-        self.b.ins().jump(head, &[zero.into(), zv.into()]);
-        self.b.switch_to_block(head);
+        let bit = self.iconst(types::I32, i64::from(PARKED as i32));
+        let bit0 = self.b.ins().splat(types::I32X4, bit);
+        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
+        let dead0 = self.b.ins().splat(types::I32X4, dead);
+        let one = self.iconst(types::I32, 1);
+        let one0 = self.b.ins().splat(types::I32X4, one);
         let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
         let wgl = self.ctx_load(types::I32, off::WG_LANES);
         let n = self.b.ins().imul(slots, wgl);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        self.b.ins().jump(
+            head,
+            &[
+                zero.into(),
+                zv.into(),
+                bit0.into(),
+                dead0.into(),
+                one0.into(),
+            ],
+        );
+        self.b.switch_to_block(head);
         let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, n);
         self.b.ins().brif(past, end, &[acc.into()], body, &[]);
         self.b.switch_to_block(body);
-        let pcs = self.ctx_load(types::I64, off::PC);
         let i64v = self.b.ins().uextend(types::I64, i);
         let p = self.lane_ptr(pcs, i64v, 0);
         let x = self.b.ins().load(types::I32X4, guest(), p, 0);
-        let bit = self.iconst(types::I32, i64::from(PARKED as i32));
-        let bitv = self.b.ins().splat(types::I32X4, bit);
-        let dead = self.iconst(types::I32, i64::from(PC_DEAD as i32));
-        let deadv = self.b.ins().splat(types::I32X4, dead);
+        // Parked: the bit set and not dead (dead has every bit set).
         let hi = self.b.ins().band(x, bitv);
-        let has = self.b.ins().icmp(CC::NotEqual, hi, zv);
+        let has = self.b.ins().icmp(CC::Equal, hi, bitv);
         let alive = self.b.ins().icmp(CC::NotEqual, x, deadv);
         let parked = self.b.ins().band(has, alive);
         // Lanes past the batch's live lanes are dead, so they stay as they are.
         let low = self.b.ins().band_not(x, bitv);
-        let one = self.iconst(types::I32, 1);
-        let onev = self.b.ins().splat(types::I32X4, one);
         let next = self.b.ins().iadd(low, onev);
         let y = self.b.ins().bitselect(parked, next, x);
         self.b.ins().store(guest(), y, p, 0);
         let acc2 = self.b.ins().bor(acc, parked);
         let i2 = self.b.ins().iadd_imm_s(i, 4);
-        self.b.ins().jump(head, &[i2.into(), acc2.into()]);
+        self.b.ins().jump(
+            head,
+            &[
+                i2.into(),
+                acc2.into(),
+                bitv.into(),
+                deadv.into(),
+                onev.into(),
+            ],
+        );
         self.b.switch_to_block(end);
         let acc = self.b.append_block_param(end, types::I32X4);
         let any = self.b.ins().vany_true(acc);
