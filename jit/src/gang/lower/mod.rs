@@ -1628,15 +1628,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             if i > 0 && visible_write(kind) {
                 // The redo must come before the store, which it cannot repeat;
                 // what the rest of the run and the terminator read is live.
-                let mut live: Vec<wj::Value> = run.insts[i..]
-                    .iter()
-                    .flat_map(|&j| self.kernel.insts[j].args.iter().copied())
-                    .collect();
-                if run.term
-                    && let Some(t) = &self.kernel.blocks[block].term
-                {
-                    live.extend(t.uses());
-                }
+                let live = self.read_from(block, run, i);
                 self.redo_if_noted(seg, r, i, &live)?;
             }
             if self.lazy(inst) {
@@ -1649,15 +1641,7 @@ impl<'a, 'b> GLower<'a, 'b> {
                 return Ok(());
             }
             if last_noting == Some(i) && i + 1 < run.insts.len() {
-                let mut live: Vec<wj::Value> = run.insts[i + 1..]
-                    .iter()
-                    .flat_map(|&j| self.kernel.insts[j].args.iter().copied())
-                    .collect();
-                if run.term
-                    && let Some(t) = &self.kernel.blocks[block].term
-                {
-                    live.extend(t.uses());
-                }
+                let live = self.read_from(block, run, i + 1);
                 self.redo_if_noted(seg, r, i + 1, &live)?;
             }
         }
@@ -1679,6 +1663,21 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.note_successor(pc)?;
         }
         Ok(())
+    }
+
+    /// The values `run`'s instructions from index `from` on, and its
+    /// terminator if it has it, read.
+    fn read_from(&self, block: wj::Block, run: &Run, from: usize) -> Vec<wj::Value> {
+        let mut live: Vec<wj::Value> = run.insts[from..]
+            .iter()
+            .flat_map(|&j| self.kernel.insts[j].args.iter().copied())
+            .collect();
+        if run.term
+            && let Some(t) = &self.kernel.blocks[block].term
+        {
+            live.extend(t.uses());
+        }
+        live
     }
 
     /// When an active lane noted a result the host may have computed

@@ -271,40 +271,12 @@ impl GLower<'_, '_> {
             .term
             .clone()
             .ok_or(JitError::Malformed("block without terminator"))?;
+        if !matches!(term, Terminator::Jump(_) | Terminator::Branch { .. }) {
+            return Err(JitError::Malformed("held self-loop terminator"));
+        }
         let mask = self.mask();
-        let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
-        match &term {
-            Terminator::Jump(call) => edges.push((mask.clone(), call.clone())),
-            Terminator::Branch {
-                cond,
-                then,
-                otherwise,
-            } => {
-                let c = self.val(*cond)?;
-                let t: Gv = c
-                    .iter()
-                    .zip(&mask)
-                    .map(|(&c, &m)| self.b.ins().band(c, m))
-                    .collect();
-                let f: Gv = c
-                    .iter()
-                    .zip(&mask)
-                    .map(|(&c, &m)| self.b.ins().band_not(m, c))
-                    .collect();
-                edges.push((t, then.clone()));
-                edges.push((f, otherwise.clone()));
-            }
-            _ => return Err(JitError::Malformed("held self-loop terminator")),
-        }
-        // Every argument before any parameter is written (parallel move).
-        let mut args: Vec<Vec<Gv>> = Vec::with_capacity(edges.len());
-        for (_, call) in &edges {
-            let mut a = Vec::with_capacity(call.args.len());
-            for &v in &call.args {
-                a.push(self.val(v)?);
-            }
-            args.push(a);
-        }
+        let edges = self.edges(&term, &mask)?;
+        let args = self.edge_args(&edges)?;
         let params = self.kernel.blocks[block].params.clone();
         let mut next: Vec<Gv> = Vec::with_capacity(params.len());
         for &p in &params {

@@ -19,87 +19,18 @@ impl GLower<'_, '_> {
         if matches!(term, Terminator::Exit) && self.quiet_exit {
             return Ok(());
         }
+        if let Terminator::Exit = &term {
+            let dead = self.splat(i64::from(PC_DEAD as i32), false);
+            self.set_pcs(|_, _| Ok(dead))?;
+            if self.chunk()?.full.is_some() {
+                let exit = self.iconst(types::I32, i64::from(super::UNI_EXIT as i32));
+                self.note_successor(exit)?;
+            }
+            return Ok(());
+        }
         let mask = self.mask();
-        // (edge mask, call) of every edge.
-        let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
-        match &term {
-            Terminator::Exit => {
-                let dead = self.splat(i64::from(PC_DEAD as i32), false);
-                self.set_pcs(|_, _| Ok(dead))?;
-                if self.chunk()?.full.is_some() {
-                    let exit = self.iconst(types::I32, i64::from(super::UNI_EXIT as i32));
-                    self.note_successor(exit)?;
-                }
-                return Ok(());
-            }
-            Terminator::Jump(call) => edges.push((mask.clone(), call.clone())),
-            Terminator::Branch {
-                cond,
-                then,
-                otherwise,
-            } => {
-                let c = self.val(*cond)?;
-                let t: Gv = c
-                    .iter()
-                    .zip(&mask)
-                    .map(|(&c, &m)| self.b.ins().band(c, m))
-                    .collect();
-                let f: Gv = c
-                    .iter()
-                    .zip(&mask)
-                    .map(|(&c, &m)| self.b.ins().band_not(m, c))
-                    .collect();
-                edges.push((t, then.clone()));
-                edges.push((f, otherwise.clone()));
-            }
-            Terminator::Table {
-                index,
-                targets,
-                default,
-            } => {
-                let idx = self.val(*index)?;
-                let mut taken: Option<Gv> = None;
-                for (t, call) in targets.iter().enumerate() {
-                    let tv = self.splat(t as i64, false);
-                    let m: Gv = idx
-                        .iter()
-                        .zip(&mask)
-                        .map(|(&x, &m)| {
-                            let x = self.i32x4_of(x);
-                            let eq = self.b.ins().icmp(CC::Equal, x, tv);
-                            self.b.ins().band(eq, m)
-                        })
-                        .collect();
-                    taken = Some(match taken {
-                        None => m.clone(),
-                        Some(acc) => acc
-                            .iter()
-                            .zip(&m)
-                            .map(|(&a, &b)| self.b.ins().bor(a, b))
-                            .collect(),
-                    });
-                    edges.push((m, call.clone()));
-                }
-                let rest: Gv = match taken {
-                    None => mask.clone(),
-                    Some(t) => mask
-                        .iter()
-                        .zip(&t)
-                        .map(|(&m, &t)| self.b.ins().band_not(m, t))
-                        .collect(),
-                };
-                edges.push((rest, default.clone()));
-            }
-        }
-        // Every argument before any parameter is written (parallel move).
-        let mut args: Vec<Vec<Gv>> = Vec::with_capacity(edges.len());
-        for (_, call) in &edges {
-            let mut a = Vec::with_capacity(call.args.len());
-            for &v in &call.args {
-                a.push(self.val(v)?);
-            }
-            args.push(a);
-        }
+        let edges = self.edges(&term, &mask)?;
+        let args = self.edge_args(&edges)?;
         for ((m, call), vals) in edges.iter().zip(&args) {
             let params = self
                 .kernel
@@ -132,6 +63,94 @@ impl GLower<'_, '_> {
         })?;
         self.count_steps(&edges)?;
         self.note_edges(&term, &edges)
+    }
+
+    /// (edge mask, call) of every edge of `term` under `mask` (none for an exit).
+    pub(super) fn edges(
+        &mut self,
+        term: &Terminator,
+        mask: &[ir::Value],
+    ) -> Result<Vec<(Gv, BlockCall)>, JitError> {
+        let mut edges: Vec<(Gv, BlockCall)> = Vec::new();
+        match term {
+            Terminator::Exit => {}
+            Terminator::Jump(call) => edges.push((mask.to_vec(), call.clone())),
+            Terminator::Branch {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.val(*cond)?;
+                let t: Gv = c
+                    .iter()
+                    .zip(mask)
+                    .map(|(&c, &m)| self.b.ins().band(c, m))
+                    .collect();
+                let f: Gv = c
+                    .iter()
+                    .zip(mask)
+                    .map(|(&c, &m)| self.b.ins().band_not(m, c))
+                    .collect();
+                edges.push((t, then.clone()));
+                edges.push((f, otherwise.clone()));
+            }
+            Terminator::Table {
+                index,
+                targets,
+                default,
+            } => {
+                let idx = self.val(*index)?;
+                let mut taken: Option<Gv> = None;
+                for (t, call) in targets.iter().enumerate() {
+                    let tv = self.splat(t as i64, false);
+                    let m: Gv = idx
+                        .iter()
+                        .zip(mask)
+                        .map(|(&x, &m)| {
+                            let x = self.i32x4_of(x);
+                            let eq = self.b.ins().icmp(CC::Equal, x, tv);
+                            self.b.ins().band(eq, m)
+                        })
+                        .collect();
+                    taken = Some(match taken {
+                        None => m.clone(),
+                        Some(acc) => acc
+                            .iter()
+                            .zip(&m)
+                            .map(|(&a, &b)| self.b.ins().bor(a, b))
+                            .collect(),
+                    });
+                    edges.push((m, call.clone()));
+                }
+                let rest: Gv = match taken {
+                    None => mask.to_vec(),
+                    Some(t) => mask
+                        .iter()
+                        .zip(&t)
+                        .map(|(&m, &t)| self.b.ins().band_not(m, t))
+                        .collect(),
+                };
+                edges.push((rest, default.clone()));
+            }
+        }
+        Ok(edges)
+    }
+
+    /// Every edge's arguments, all read before any parameter is written
+    /// (a parallel move).
+    pub(super) fn edge_args(
+        &mut self,
+        edges: &[(Gv, BlockCall)],
+    ) -> Result<Vec<Vec<Gv>>, JitError> {
+        let mut args: Vec<Vec<Gv>> = Vec::with_capacity(edges.len());
+        for (_, call) in edges {
+            let mut a = Vec::with_capacity(call.args.len());
+            for &v in &call.args {
+                a.push(self.val(v)?);
+            }
+            args.push(a);
+        }
+        Ok(args)
     }
 
     /// The chunk's part of the segment's uniform successor (see
