@@ -60,6 +60,12 @@ pub fn takes(dispatch: &Dispatch) -> bool {
     dispatch.step_limit < u64::from(u32::MAX - 1)
 }
 
+/// `WAVEJIT_JIT_DUMP` is set: the CLIF and machine code go to stderr.
+fn dump_enabled() -> bool {
+    static DUMP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DUMP.get_or_init(|| std::env::var_os("WAVEJIT_JIT_DUMP").is_some())
+}
+
 /// Defines `fn(helper, a0, .., a{n-1})` that calls the System V `helper`
 /// with the `n` arguments and clobbers no register: the gang function calls
 /// its helpers (all on cold or rare paths) through it, so vectors held in
@@ -100,9 +106,9 @@ fn trampoline(
         b.seal_all_blocks();
         b.finalize(cfg);
     }
-    ctx.set_disasm(std::env::var_os("WAVEJIT_JIT_DUMP").is_some());
+    ctx.set_disasm(dump_enabled());
     let r = module.define_function(id, ctx);
-    if std::env::var_os("WAVEJIT_JIT_DUMP").is_some()
+    if dump_enabled()
         && let Some(code) = ctx.compiled_code()
     {
         eprintln!(
@@ -165,8 +171,7 @@ pub fn compile(
         let b = FunctionBuilder::new(&mut ctx.func, fctx);
         lower::GLower::build(b, kernel, plan, lanes, g, module.target_config(), tramps)?;
     }
-    static DUMP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let dump = *DUMP.get_or_init(|| std::env::var_os("WAVEJIT_JIT_DUMP").is_some());
+    let dump = dump_enabled();
     ctx.set_disasm(dump);
     if dump {
         eprintln!("{}", ctx.func.display());

@@ -1,10 +1,10 @@
 //! A self-loop block iterated inside one chunk with its state in registers:
-//! the block's parameters, the iteration mask and the step counters are
-//! Cranelift block parameters of the iteration loop, and the lanes that
-//! leave are collected in a register mask. Memory sees the state only when
-//! the loop ends (the leaving lanes' pcs, the parameters the rest of the
-//! kernel reads, the step counters) or before a helper that reads the slab
-//! (`wj_gang_redo`).
+//! the block's parameters and the iteration mask are Cranelift block
+//! parameters of the iteration loop, and the steps are one iteration count
+//! checked against the chunk's least budget. Memory sees the state only
+//! when a lane leaves (its steps and the loop's values the rest of the
+//! kernel reads), when the loop ends (the leaving lanes' pcs, the
+//! parameters), or before a helper that reads the slab (`wj_gang_redo`).
 //!
 //! Exactness: the plan runs a self-loop lane-major (nothing in it writes
 //! memory other lanes see, and it leaves only to higher pcs), so a chunk's
