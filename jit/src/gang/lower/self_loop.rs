@@ -284,21 +284,8 @@ impl GLower<'_, '_> {
             next.push(v.into_iter().map(|x| self.held_of(p, x)).collect());
         }
         for ((m, call), vals) in edges.iter().zip(&args) {
-            if call.block == block {
-                continue;
-            }
-            let target = self
-                .kernel
-                .blocks
-                .get(call.block)
-                .ok_or(JitError::Malformed("branch to an unknown block"))?
-                .params
-                .clone();
-            if target.len() != vals.len() {
-                return Err(JitError::Malformed("block argument count"));
-            }
-            for (&p, v) in target.iter().zip(vals) {
-                self.write_slab(p, v, m)?;
+            if call.block != block {
+                self.write_edge_args(m, call, vals)?;
             }
         }
         let after = self.held_watchdog(&edges)?;

@@ -32,19 +32,7 @@ impl GLower<'_, '_> {
         let edges = self.edges(&term, &mask)?;
         let args = self.edge_args(&edges)?;
         for ((m, call), vals) in edges.iter().zip(&args) {
-            let params = self
-                .kernel
-                .blocks
-                .get(call.block)
-                .ok_or(JitError::Malformed("branch to an unknown block"))?
-                .params
-                .clone();
-            if params.len() != vals.len() {
-                return Err(JitError::Malformed("block argument count"));
-            }
-            for (&p, g) in params.iter().zip(vals) {
-                self.write_slab(p, g, m)?;
-            }
+            self.write_edge_args(m, call, vals)?;
         }
         // New pcs: each edge's target where its mask holds.
         let targets: Vec<ir::Value> = edges
@@ -134,6 +122,30 @@ impl GLower<'_, '_> {
             }
         }
         Ok(edges)
+    }
+
+    /// Writes an edge's arguments `vals` into its target's parameters for
+    /// the lanes of `m`.
+    pub(super) fn write_edge_args(
+        &mut self,
+        m: &[ir::Value],
+        call: &BlockCall,
+        vals: &[Gv],
+    ) -> Result<(), JitError> {
+        let params = self
+            .kernel
+            .blocks
+            .get(call.block)
+            .ok_or(JitError::Malformed("branch to an unknown block"))?
+            .params
+            .clone();
+        if params.len() != vals.len() {
+            return Err(JitError::Malformed("block argument count"));
+        }
+        for (&p, g) in params.iter().zip(vals) {
+            self.write_slab(p, g, m)?;
+        }
+        Ok(())
     }
 
     /// Every edge's arguments, all read before any parameter is written
