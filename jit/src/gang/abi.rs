@@ -16,6 +16,14 @@ pub use crate::abi::{NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
 /// Set in the pc of a lane parked at a barrier (the pc stays in the low bits):
 /// parked and dead lanes both compare above every runnable pc.
 pub const PARKED: u32 = 1 << 31;
+/// A wave's state word ([`GangCtx::wave_state`]) when its lanes' pcs are in
+/// the pc array. A converged wave (every lane at one pc) parks as one word
+/// instead, `pc | PARKED`, so parking and releasing it touch no lane; once
+/// released it holds the runnable pc (below this value) until it is visited,
+/// and its lanes' pcs were already written.
+pub const WAVE_LANES: u32 = PARKED - 1;
+/// A wave's state word when every lane of it has exited.
+pub const WAVE_DONE: u32 = u32::MAX;
 /// Lanes of padding after every per-lane array.
 pub const PAD: usize = 16;
 
@@ -65,6 +73,11 @@ pub struct GangCtx {
     pub host: *const u8,
     /// Set to 1 when a lane faults.
     pub faulted: u32,
+    /// Waves per slot (`wg_lanes / wave_size`, rounded up).
+    pub waves_per_slot: u32,
+    /// One state word per wave of the batch, slot by slot ([`WAVE_LANES`]):
+    /// set by the compiled code at the start of a batch.
+    pub wave_state: *mut u32,
 }
 
 pub use crate::abi::GcEntry;
@@ -97,4 +110,6 @@ pub mod off {
     pub const ENTRY_OF_PC: i32 = offset_of!(GangCtx, entry_of_pc) as i32;
     pub const GC: i32 = offset_of!(GangCtx, gc) as i32;
     pub const FAULTED: i32 = offset_of!(GangCtx, faulted) as i32;
+    pub const WAVES_PER_SLOT: i32 = offset_of!(GangCtx, waves_per_slot) as i32;
+    pub const WAVE_STATE: i32 = offset_of!(GangCtx, wave_state) as i32;
 }

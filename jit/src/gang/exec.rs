@@ -11,7 +11,7 @@
 use wavejit_ir::{Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, LaneId};
 
 use super::GangCode;
-use super::abi::{GangCtx, NO_FAULT, PAD, PC_DEAD, WATCHDOG_FAULT};
+use super::abi::{GangCtx, NO_FAULT, PAD, PC_DEAD, WATCHDOG_FAULT, WAVE_LANES};
 use crate::abi::GcEntry;
 use crate::exec::{HostCtx, LaneFault, fault_kind};
 
@@ -40,6 +40,7 @@ pub struct GangBuffers {
     local: [Vec<u32>; 3],
     lane_id: Vec<u32>,
     wave_id: Vec<u32>,
+    wave_state: Vec<u32>,
     group: Vec<[u32; 4]>,
     shared: Vec<u8>,
     shared_ptr: Vec<u64>,
@@ -94,6 +95,8 @@ impl<'a> GangRunner<'a> {
         }
         fill(&mut bufs.lane_id, &|l| ((l % wg_lanes) % wave) as u32);
         fill(&mut bufs.wave_id, &|l| ((l % wg_lanes) / wave) as u32);
+        bufs.wave_state
+            .resize(slots * wg_lanes.div_ceil(wave), WAVE_LANES);
         bufs.group.resize(slots, [0; 4]);
         bufs.shared.resize(c.shared_bytes * slots, 0);
         let base = bufs.shared.as_mut_ptr() as u64;
@@ -166,6 +169,8 @@ impl<'a> GangRunner<'a> {
             gc: self.gc.as_mut_ptr(),
             host: (&raw const *self.host).cast(),
             faulted: 0,
+            waves_per_slot: self.wg_lanes.div_ceil(d.wave_size.max(1) as usize) as u32,
+            wave_state: b.wave_state.as_mut_ptr(),
         }
     }
 

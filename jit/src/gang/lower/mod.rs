@@ -27,7 +27,7 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::FunctionBuilder;
 use wavejit_ir::{self as wj, InstKind, Kernel, Type};
 
-use super::abi::{PARKED, PC_DEAD, off};
+use super::abi::{PARKED, PC_DEAD, WAVE_DONE, WAVE_LANES, off};
 use super::helpers::wide;
 use crate::error::JitError;
 use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
@@ -74,7 +74,15 @@ enum St {
     Conv = 28,
     /// Nonzero while the "wave" is the whole slot ([`GLower::slot_wide_kernel`]).
     Wide = 32,
+    /// The wave's index in the batch (its word of `wave_state`).
+    Wix = 36,
+    /// Nonzero once a lane parked on its own this round (a wave that was not
+    /// converged): the release then scans the pc array.
+    LanePark = 40,
 }
+
+/// Bytes of the [`St`] slot.
+const ST_BYTES: u32 = 44;
 
 const UNI_START: u32 = u32::MAX - 1;
 const UNI_NONE: u32 = u32::MAX;
@@ -389,7 +397,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         b.switch_to_block(entry);
         let ctx = b.block_params(entry)[0];
         let state =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 36, 3));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, ST_BYTES, 3));
         let scratch = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             scratch_bytes(g),
@@ -458,6 +466,20 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b
             .ins()
             .stack_store(types::I64, x, self.state, f as i32);
+    }
+
+    /// Address of the current wave's state word.
+    fn wave_state_ptr(&mut self) -> ir::Value {
+        let wix = self.st_load(St::Wix);
+        self.word_ptr(off::WAVE_STATE, wix)
+    }
+
+    /// Address of word `i` (i32) of the array at ctx field `field`.
+    fn word_ptr(&mut self, field: i32, i: ir::Value) -> ir::Value {
+        let i = self.b.ins().uextend(types::I64, i);
+        let offs = self.b.ins().ishl_imm_s(i, 2);
+        let a = self.ctx_load(types::I64, field);
+        self.b.ins().iadd(a, offs)
     }
 
     /// Address of the current slot's workgroup id words (x, y, z at 0, 4, 8).
@@ -604,6 +626,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(first_wave);
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Lo, zero);
+        if self.barriers {
+            let slot = self.st_load(St::Slot);
+            let wps = self.ctx_load(types::I32, off::WAVES_PER_SLOT);
+            let wix = self.b.ins().imul(slot, wps);
+            self.st_store(St::Wix, wix);
+        }
         self.b.ins().jump(wave_head, &[]);
 
         // wave_head: the wave's first lane and size, or the next slot.
@@ -641,7 +669,38 @@ impl<'a, 'b> GLower<'a, 'b> {
         let fresh = self.b.create_block();
         let dispatch_at = self.b.create_block();
         self.b.append_block_param(dispatch_at, types::I32);
-        self.b.ins().brif(later, sched, &[], fresh, &[]);
+        let resume = if self.barriers {
+            self.b.create_block()
+        } else {
+            sched
+        };
+        self.b.ins().brif(later, resume, &[], fresh, &[]);
+        if self.barriers {
+            // A wave released as one word is converged at its pc (its lanes'
+            // pcs say so too): no need to look.
+            self.b.switch_to_block(resume);
+            let p = self.wave_state_ptr();
+            let s = self.b.ins().load(types::I32, MemFlagsData::trusted(), p, 0);
+            let runnable = self
+                .b
+                .ins()
+                .icmp_imm_u(CC::UnsignedLessThan, s, i64::from(WAVE_LANES));
+            let go = self.b.create_block();
+            let other = self.b.create_block();
+            self.b.ins().brif(runnable, go, &[], other, &[]);
+            self.b.switch_to_block(go);
+            let lanes = self.iconst(types::I32, i64::from(WAVE_LANES as i32));
+            self.b.ins().store(MemFlagsData::trusted(), lanes, p, 0);
+            let one = self.iconst(types::I32, 1);
+            self.st_store(St::Conv, one);
+            self.b.ins().jump(dispatch_at, &[s.into()]);
+            self.b.switch_to_block(other);
+            let done = self
+                .b
+                .ins()
+                .icmp_imm_s(CC::Equal, s, i64::from(WAVE_DONE as i32));
+            self.b.ins().brif(done, wave_next, &[], sched, &[]);
+        }
         self.b.switch_to_block(fresh);
         let start = self.iconst(types::I32, 0);
         let one = self.iconst(types::I32, 1);
@@ -665,6 +724,11 @@ impl<'a, 'b> GLower<'a, 'b> {
         let ws = self.ctx_load(types::I32, off::WAVE_SIZE);
         let lo = self.b.ins().iadd(lo, ws);
         self.st_store(St::Lo, lo);
+        if self.barriers {
+            let wix = self.st_load(St::Wix);
+            let wix = self.b.ins().iadd_imm_s(wix, 1);
+            self.st_store(St::Wix, wix);
+        }
         self.b.ins().jump(wave_head, &[]);
 
         // sched: the lowest runnable pc of the wave.
@@ -731,17 +795,26 @@ impl<'a, 'b> GLower<'a, 'b> {
         for (&(_, inst), &blk) in syncs.iter().zip(&sync_blocks) {
             self.b.switch_to_block(blk);
             if self.kernel.insts[inst].kind == InstKind::Barrier {
-                self.park()?;
                 // A converged wave (every lane here, none faulted in the
-                // batch) has no runnable lane left: no need to look.
+                // batch) parks as one word and has no runnable lane left.
                 let conv = self.st_load(St::Conv);
                 let faulted = self.ctx_load(types::I32, off::FAULTED);
                 let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
                 let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
-                let done = self.b.ins().band(conv, clean);
-                let look = self.b.create_block();
-                self.b.ins().brif(done, wave_next, &[], look, &[]);
-                self.b.switch_to_block(look);
+                let whole = self.b.ins().band(conv, clean);
+                let one_word = self.b.create_block();
+                let lanes = self.b.create_block();
+                self.b.ins().brif(whole, one_word, &[], lanes, &[]);
+                self.b.switch_to_block(one_word);
+                let pc = self.st_load(St::Pc);
+                let parked = self.b.ins().bor_imm_s(pc, i64::from(PARKED as i32));
+                let p = self.wave_state_ptr();
+                self.b.ins().store(MemFlagsData::trusted(), parked, p, 0);
+                self.b.ins().jump(wave_next, &[]);
+                self.b.switch_to_block(lanes);
+                self.park()?;
+                let one = self.iconst(types::I32, 1);
+                self.st_store(St::LanePark, one);
             } else {
                 let base = self.st_load(St::Base);
                 let n = self.st_load(St::N);
@@ -836,16 +909,66 @@ impl<'a, 'b> GLower<'a, 'b> {
         let next = self.b.ins().iadd_imm_s(i, 4);
         self.b.ins().jump(head, &[next.into()]);
         self.b.switch_to_block(done);
+        if self.barriers {
+            self.init_wave_states();
+        }
         Ok(())
+    }
+
+    /// Every wave of the batch's live slots starts with its pcs in the array.
+    fn init_wave_states(&mut self) {
+        let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
+        let wps = self.ctx_load(types::I32, off::WAVES_PER_SLOT);
+        let n = self.b.ins().imul(slots, wps);
+        let lanes = self.iconst(types::I32, i64::from(WAVE_LANES as i32));
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.append_block_param(head, types::I32);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, n);
+        self.b.ins().brif(past, done, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let p = self.word_ptr(off::WAVE_STATE, i);
+        self.b.ins().store(MemFlagsData::trusted(), lanes, p, 0);
+        let next = self.b.ins().iadd_imm_s(i, 1);
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.switch_to_block(done);
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::LanePark, zero);
     }
 
     /// Releases every parked lane of the batch (pc past its barrier); jumps
     /// to the returned block when some lane was parked, else to `none`.
+    /// Waves parked as one word are released as one word (their lanes' pcs
+    /// written past the barrier); the pc array is scanned only when some
+    /// lane parked on its own this round.
     fn release_parked(&mut self, none: ir::Block) -> Result<ir::Block, JitError> {
+        let scan = self.b.create_block();
+        let waves = self.b.create_block();
+        let lanes_any = self.b.append_block_param(waves, types::I8);
+        let again = self.b.create_block();
+        let lp = self.st_load(St::LanePark);
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::LanePark, zero);
+        let no = self.iconst(types::I8, 0);
+        self.b.ins().brif(lp, scan, &[], waves, &[no.into()]);
+        self.b.switch_to_block(scan);
+        self.release_parked_lanes(waves);
+        self.b.switch_to_block(waves);
+        let any = self.release_parked_waves(lanes_any);
+        self.b.ins().brif(any, again, &[], none, &[]);
+        Ok(again)
+    }
+
+    /// The scan of the pc array: every parked lane's pc past its barrier;
+    /// then a jump to `done` with whether some lane was parked (i8).
+    fn release_parked_lanes(&mut self, done: ir::Block) {
         let head = self.b.create_block();
         let body = self.b.create_block();
         let end = self.b.create_block();
-        let again = self.b.create_block();
         // The loop's constants ride along as parameters, so they stay in
         // registers instead of being built again every iteration.
         let i = self.b.append_block_param(head, types::I32);
@@ -907,8 +1030,101 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.switch_to_block(end);
         let acc = self.b.append_block_param(end, types::I32X4);
         let any = self.b.ins().vany_true(acc);
-        self.b.ins().brif(any, again, &[], none, &[]);
-        Ok(again)
+        self.b.ins().jump(done, &[any.into()]);
+    }
+
+    /// Every wave parked as one word goes past its barrier: its state word
+    /// and its lanes' pcs. Returns whether some lane was parked (i8), given
+    /// `lanes_any` from the scan.
+    fn release_parked_waves(&mut self, lanes_any: ir::Value) -> ir::Value {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let fill = self.b.create_block();
+        let latch = self.b.create_block();
+        let end = self.b.create_block();
+        // (wave index, slot, wave in slot, any)
+        let i = self.b.append_block_param(head, types::I32);
+        let slot = self.b.append_block_param(head, types::I32);
+        let w = self.b.append_block_param(head, types::I32);
+        let any = self.b.append_block_param(head, types::I8);
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().jump(
+            head,
+            &[zero.into(), zero.into(), zero.into(), lanes_any.into()],
+        );
+        self.b.switch_to_block(head);
+        let slots = self.ctx_load(types::I32, off::LIVE_SLOTS);
+        let wps = self.ctx_load(types::I32, off::WAVES_PER_SLOT);
+        let n = self.b.ins().imul(slots, wps);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, i, n);
+        self.b.ins().brif(past, end, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let p = self.word_ptr(off::WAVE_STATE, i);
+        let st = self.b.ins().load(types::I32, MemFlagsData::trusted(), p, 0);
+        // Parked: the bit set, and not every lane exited (all bits set).
+        let bit = self.b.ins().band_imm_s(st, i64::from(PARKED as i32));
+        let has = self.b.ins().icmp_imm_s(CC::NotEqual, bit, 0);
+        let gone = self
+            .b
+            .ins()
+            .icmp_imm_s(CC::Equal, st, i64::from(WAVE_DONE as i32));
+        let parked = self.b.ins().band_not(has, gone);
+        self.b.ins().brif(parked, fill, &[], latch, &[any.into()]);
+        self.b.switch_to_block(fill);
+        let pc = self.b.ins().band_imm_s(st, i64::from(!PARKED as i32));
+        let pc = self.b.ins().iadd_imm_s(pc, 1);
+        self.b.ins().store(MemFlagsData::trusted(), pc, p, 0);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let ws = self.ctx_load(types::I32, off::WAVE_SIZE);
+        let lo = self.b.ins().imul(w, ws);
+        let sbase = self.b.ins().imul(slot, wgl);
+        let base = self.b.ins().iadd(sbase, lo);
+        let left = self.b.ins().isub(wgl, lo);
+        let count = self.b.ins().umin(ws, left);
+        self.fill_pcs(base, count, pc);
+        let yes = self.iconst(types::I8, 1);
+        self.b.ins().jump(latch, &[yes.into()]);
+        self.b.switch_to_block(latch);
+        let any2 = self.b.append_block_param(latch, types::I8);
+        let i2 = self.b.ins().iadd_imm_s(i, 1);
+        let w1 = self.b.ins().iadd_imm_s(w, 1);
+        let wrap = self.b.ins().icmp(CC::Equal, w1, wps);
+        let w2 = self.b.ins().select(wrap, zero, w1);
+        let step = self.b.ins().uextend(types::I32, wrap);
+        let slot2 = self.b.ins().iadd(slot, step);
+        self.b
+            .ins()
+            .jump(head, &[i2.into(), slot2.into(), w2.into(), any2.into()]);
+        self.b.switch_to_block(end);
+        any
+    }
+
+    /// Sets the pcs of lanes `base .. base + count` of the batch to `pc`,
+    /// four at a time (the last four blended with the next lanes' pcs).
+    fn fill_pcs(&mut self, base: ir::Value, count: ir::Value, pc: ir::Value) {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let j = self.b.append_block_param(head, types::I32);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let pcv = self.b.ins().splat(types::I32X4, pc);
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, j, count);
+        self.b.ins().brif(past, done, &[], body, &[]);
+        self.b.switch_to_block(body);
+        let lane = self.b.ins().iadd(base, j);
+        let lane = self.b.ins().uextend(types::I64, lane);
+        let p = self.lane_ptr(pcs, lane, 0);
+        let left = self.lanes_left(j, count);
+        let v = self.valid(left, 0);
+        let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+        let y = self.b.ins().bitselect(v, pcv, x);
+        self.b.ins().store(guest(), y, p, 0);
+        let j2 = self.b.ins().iadd_imm_s(j, 4);
+        self.b.ins().jump(head, &[j2.into()]);
+        self.b.switch_to_block(done);
     }
 
     /// Pointer to lane `lane0 + 4 * k` of a per-lane u32 array.
@@ -1312,7 +1528,18 @@ impl<'a, 'b> GLower<'a, 'b> {
                     .ins()
                     .icmp_imm_s(CC::Equal, uni, i64::from(UNI_EXIT as i32));
                 let next = self.b.create_block();
-                self.b.ins().brif(exited, wave_next, &[], next, &[]);
+                if self.barriers {
+                    // Later rounds skip the wave without looking.
+                    let gone = self.b.create_block();
+                    self.b.ins().brif(exited, gone, &[], next, &[]);
+                    self.b.switch_to_block(gone);
+                    let p = self.wave_state_ptr();
+                    let done = self.iconst(types::I32, i64::from(WAVE_DONE as i32));
+                    self.b.ins().store(MemFlagsData::trusted(), done, p, 0);
+                    self.b.ins().jump(wave_next, &[]);
+                } else {
+                    self.b.ins().brif(exited, wave_next, &[], next, &[]);
+                }
                 self.b.switch_to_block(next);
                 continue;
             }
