@@ -79,10 +79,18 @@ enum St {
     /// Nonzero once a lane parked on its own this round (a wave that was not
     /// converged): the release then scans the pc array.
     LanePark = 40,
+    /// The successor pc every active lane took in the current segment (as
+    /// [`St::Uni`], but over the segment's active lanes only).
+    Agree = 44,
+    /// A pc every live lane of the wave that is not at [`St::Pc`] is at, or
+    /// [`UNI_NONE`]: while the wave's lanes are in two groups (a divergent
+    /// branch taken by a converged wave) the next pc is one of the two, and
+    /// the groups join without a look at the pc array.
+    Pend = 48,
 }
 
 /// Bytes of the [`St`] slot.
-const ST_BYTES: u32 = 44;
+const ST_BYTES: u32 = 52;
 
 const UNI_START: u32 = u32::MAX - 1;
 const UNI_NONE: u32 = u32::MAX;
@@ -179,6 +187,9 @@ pub(crate) struct GLower<'a, 'b> {
     loop_steps: Option<Gv>,
     /// The self-loop whose state the current chunk holds in registers.
     held: Option<self_loop::HeldLoop>,
+    /// The scheduler's dispatch on a pc (`fn(pc)`), for segments that know
+    /// the wave's next pc without looking.
+    dispatch_at: Option<ir::Block>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -447,6 +458,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             loop_steps: None,
             held: None,
             chunk_mask: None,
+            dispatch_at: None,
         };
         lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -669,6 +681,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         let fresh = self.b.create_block();
         let dispatch_at = self.b.create_block();
         self.b.append_block_param(dispatch_at, types::I32);
+        self.dispatch_at = Some(dispatch_at);
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        self.st_store(St::Pend, none);
         let resume = if self.barriers {
             self.b.create_block()
         } else {
@@ -740,6 +755,8 @@ impl<'a, 'b> GLower<'a, 'b> {
                 .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, pcmin, i64::from(PARKED));
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Conv, zero);
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        self.st_store(St::Pend, none);
         self.b
             .ins()
             .brif(idle, wave_next, &[], dispatch_at, &[pcmin.into()]);
@@ -1397,9 +1414,18 @@ impl<'a, 'b> GLower<'a, 'b> {
         let Some(full) = self.chunk()?.full else {
             return Ok(());
         };
+        self.merge_successor(St::Agree, target);
         let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
         let target = self.b.ins().select(full, target, none);
-        let old = self.st_load(St::Uni);
+        self.merge_successor(St::Uni, target);
+        Ok(())
+    }
+
+    /// `f` := `target` if it was [`UNI_START`] or already `target`, else
+    /// [`UNI_NONE`].
+    fn merge_successor(&mut self, f: St, target: ir::Value) {
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        let old = self.st_load(f);
         let first = self
             .b
             .ins()
@@ -1407,8 +1433,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let same = self.b.ins().icmp(CC::Equal, old, target);
         let keep = self.b.ins().bor(first, same);
         let new = self.b.ins().select(keep, target, none);
-        self.st_store(St::Uni, new);
-        Ok(())
+        self.st_store(f, new);
     }
 
     /// The current chunk's execution mask.
@@ -1460,6 +1485,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         let seg = self.plan.segments[k].clone();
         let targets = self.successor_pcs(&seg);
         let after = self.b.create_block();
+        // Set by the tracked run, if any.
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        self.st_store(St::Agree, none);
         self.wave_scalars = self.segment_scalars(&seg)?;
         let insts: Vec<wj::Inst> = seg.runs.iter().flat_map(|r| r.insts.clone()).collect();
         self.wave_sites = self.wave_sites(&insts)?;
@@ -1561,7 +1589,99 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.ins().jump(entry, &[]);
             self.b.switch_to_block(next);
         }
-        self.b.ins().jump(sched, &[]);
+        self.two_groups(&seg, sched)
+    }
+
+    /// After a segment whose lanes did not all take one edge: when the wave
+    /// is in at most two groups at known pcs (a converged wave that branched
+    /// both ways, or the group at [`St::Pc`] that all went one way while the
+    /// rest wait at [`St::Pend`]), the lower pc runs next and the groups join
+    /// where they meet, as the scheduler would find, without its look at
+    /// every lane's pc; otherwise the scheduler. Only while no lane of the
+    /// batch faulted (a fault would make a lane dead outside both groups).
+    fn two_groups(&mut self, seg: &crate::plan::Segment, sched: ir::Block) -> Result<(), JitError> {
+        let Some(dispatch_at) = self.dispatch_at else {
+            self.b.ins().jump(sched, &[]);
+            return Ok(());
+        };
+        let faulted = self.ctx_load(types::I32, off::FAULTED);
+        let clean = self.b.create_block();
+        self.b.ins().brif(faulted, sched, &[], clean, &[]);
+        self.b.switch_to_block(clean);
+        let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
+        let split = match (seg.next_pc, &self.kernel.blocks[seg.block].term) {
+            (
+                None,
+                Some(wj::Terminator::Branch {
+                    then, otherwise, ..
+                }),
+            ) if then.block != otherwise.block => {
+                let (a, b) = (
+                    self.plan.block_pc[then.block],
+                    self.plan.block_pc[otherwise.block],
+                );
+                Some((a.min(b), a.max(b)))
+            }
+            _ => None,
+        };
+        if let Some((lo, hi)) = split {
+            // Entered converged and no edge was taken by all: both were.
+            let conv = self.st_load(St::Conv);
+            let both = self.b.create_block();
+            let pending = self.b.create_block();
+            self.b.ins().brif(conv, both, &[], pending, &[]);
+            self.b.switch_to_block(both);
+            let zero = self.iconst(types::I32, 0);
+            self.st_store(St::Conv, zero);
+            let hi = self.iconst(types::I32, i64::from(hi as i32));
+            self.st_store(St::Pend, hi);
+            let lo = self.iconst(types::I32, i64::from(lo as i32));
+            self.b.ins().jump(dispatch_at, &[lo.into()]);
+            self.b.switch_to_block(pending);
+        }
+        // The group at Pc went one way (`agree`); the rest wait at `pend`.
+        let agree = self.st_load(St::Agree);
+        let pend = self.st_load(St::Pend);
+        let no_pend = self.b.ins().icmp(CC::Equal, pend, none);
+        // START (no active lane ran the tracked run) and NONE (lanes differ)
+        // are no pcs.
+        let unknown = self.b.ins().icmp_imm_u(
+            CC::UnsignedGreaterThanOrEqual,
+            agree,
+            i64::from(UNI_START as i32),
+        );
+        let give_up = self.b.ins().bor(no_pend, unknown);
+        let known = self.b.create_block();
+        self.b.ins().brif(give_up, sched, &[], known, &[]);
+        self.b.switch_to_block(known);
+        // Exited: only the waiting group is left (not converged: the exited
+        // lanes are dead).
+        let exited = self
+            .b
+            .ins()
+            .icmp_imm_s(CC::Equal, agree, i64::from(UNI_EXIT as i32));
+        let gone = self.b.create_block();
+        let live = self.b.create_block();
+        self.b.ins().brif(exited, gone, &[], live, &[]);
+        self.b.switch_to_block(gone);
+        self.st_store(St::Pend, none);
+        self.b.ins().jump(dispatch_at, &[pend.into()]);
+        self.b.switch_to_block(live);
+        let met = self.b.ins().icmp(CC::Equal, agree, pend);
+        let joined = self.b.create_block();
+        let apart = self.b.create_block();
+        self.b.ins().brif(met, joined, &[], apart, &[]);
+        self.b.switch_to_block(joined);
+        // Every lane of the wave is at `pend` again.
+        let one = self.iconst(types::I32, 1);
+        self.st_store(St::Conv, one);
+        self.st_store(St::Pend, none);
+        self.b.ins().jump(dispatch_at, &[pend.into()]);
+        self.b.switch_to_block(apart);
+        let lo = self.b.ins().umin(agree, pend);
+        let hi = self.b.ins().umax(agree, pend);
+        self.st_store(St::Pend, hi);
+        self.b.ins().jump(dispatch_at, &[lo.into()]);
         Ok(())
     }
 
@@ -1614,6 +1734,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         if track {
             let start = self.iconst(types::I32, i64::from(UNI_START as i32));
             self.st_store(St::Uni, start);
+            self.st_store(St::Agree, start);
         }
         self.fused_internal = f.internal.clone();
         let r =
@@ -1694,6 +1815,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             if track {
                 let start = self.iconst(types::I32, i64::from(UNI_START as i32));
                 self.st_store(St::Uni, start);
+                self.st_store(St::Agree, start);
             }
             self.chunk_loop_tracked(track, |this| this.run(k, r, seg.block, run, end_pc))?;
         }
