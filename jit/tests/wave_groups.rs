@@ -430,3 +430,50 @@ block3:
         }
     }
 }
+
+/// A converged wave's last chunk runs past its lanes: there the loads read
+/// whatever follows (here NaNs with payloads), so the NaN test asks for the
+/// exact redo, which must change nothing for the lanes that exist and write
+/// nothing past them.
+#[test]
+fn nans_past_the_end_of_a_converged_wave_change_nothing() {
+    let k = parse(&format!(
+        "kernel @tail_nan shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v20, v5
+  v22 = load.global.f32 v21
+  v23 = const.f32 2.0
+  v24 = fmul.f32 v22, v23
+  v25 = const.f32 1.0
+  v26 = fadd.f32 v24, v25
+  store.global.f32 v6, v26
+  exit
+}}
+"
+    ));
+    for wg in [20u32, 4, 17, 31] {
+        let d = Dispatch::new([1, 1, 1], [wg, 1, 1]);
+        let x: Vec<u8> = (0..64u32)
+            .map(|i| {
+                if i < wg {
+                    (i as f32 * 0.5 - 3.0).to_bits()
+                } else {
+                    0x7fa0_0001 + i
+                }
+            })
+            .flat_map(|b| b.to_le_bytes())
+            .collect();
+        let out = compare(&k, &d, &[0; 4 * 64], &x);
+        assert_eq!(out.fault, None);
+        let got = u32s(&out.memory);
+        for (i, &v) in got.iter().enumerate() {
+            let want = if (i as u32) < wg {
+                ((i as f32 * 0.5 - 3.0) * 2.0 + 1.0).to_bits()
+            } else {
+                0
+            };
+            assert_eq!(v, want, "lane {i} of {wg}");
+        }
+    }
+}

@@ -94,7 +94,14 @@ impl GLower<'_, '_> {
         }
         let args = self.kernel.insts[inst].args.clone();
         let vals = self.val(args[1])?;
-        let mask = self.mask();
+        // Read only where used: a converged wave's global store tests its
+        // chunk's lanes without it (the slot's reload would be dead code
+        // that stays, as stack loads do).
+        let mask = if a.space == AddrSpace::Global && self.converged {
+            Vec::new()
+        } else {
+            self.mask()
+        };
         let mut extra = None;
         if a.space == AddrSpace::Global {
             let all = if self.converged {

@@ -1324,7 +1324,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             c,
             full: None,
         });
-        let (mask, full) = self.current_mask_full(track)?;
+        let (mask, full) = if self.converged {
+            self.converged_mask(track)?
+        } else {
+            self.current_mask_full(track)?
+        };
         if let Some(ch) = self.ch.as_mut() {
             ch.full = full;
         }
@@ -1340,7 +1344,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.mask_cache = Some(mask.clone());
         self.chunk_mask = Some(mask.clone());
         let any = self.b.ins().vany_true(any);
-        if track {
+        if self.converged {
+            // Every chunk of a converged wave has a lane (c < n).
+            self.b.ins().jump(go, &[]);
+        } else if track {
             let skip = self.b.create_block();
             self.b.ins().brif(any, go, &[], skip, &[]);
             self.b.switch_to_block(skip);
@@ -1366,6 +1373,37 @@ impl<'a, 'b> GLower<'a, 'b> {
         Ok(())
     }
 
+    /// The mask of a converged wave's chunk: its lanes that exist, all of
+    /// them but in the wave's last chunk (`left` below the chunk's lanes),
+    /// so the per-lane test runs only there.
+    fn converged_mask(&mut self, full: bool) -> Result<(Gv, Option<ir::Value>), JitError> {
+        let c = self.chunk()?.c;
+        let n = self.st_load(St::N);
+        let left = self.b.ins().isub(n, c);
+        let whole = self.b.ins().icmp_imm_u(
+            CC::UnsignedGreaterThanOrEqual,
+            left,
+            chunk_lanes(self.g) as i64,
+        );
+        let tail = self.b.create_block();
+        let join = self.b.create_block();
+        let mask: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect();
+        let ones = self.iconst(types::I32, -1);
+        let ones = self.b.ins().splat(types::I32X4, ones);
+        let all: Vec<ir::BlockArg> = (0..self.g).map(|_| ones.into()).collect();
+        self.b.set_cold_block(tail);
+        self.b.ins().brif(whole, join, &all, tail, &[]);
+        self.b.switch_to_block(tail);
+        let leftv = self.b.ins().splat(types::I32X4, left);
+        let part: Vec<ir::BlockArg> = (0..self.g).map(|k| self.valid(leftv, k).into()).collect();
+        self.b.ins().jump(join, &part);
+        self.b.switch_to_block(join);
+        let all = full.then(|| self.iconst(types::I8, 1));
+        Ok((mask, all))
+    }
+
     /// The execution mask of the current chunk from the pc array: lanes of the
     /// wave at the current pc (faulted lanes are dead, so they drop out); with
     /// `full`, also whether every lane of the chunk that exists is active.
@@ -1375,13 +1413,6 @@ impl<'a, 'b> GLower<'a, 'b> {
             (ch.lane0, ch.c)
         };
         let n = self.st_load(St::N);
-        if self.converged {
-            // Every lane of the wave is at the pc: the lanes that exist.
-            let left = self.lanes_left(c, n);
-            let mask: Gv = (0..self.g).map(|k| self.valid(left, k)).collect();
-            let all = full.then(|| self.iconst(types::I8, 1));
-            return Ok((mask, all));
-        }
         let pcs = self.ctx_load(types::I64, off::PC);
         let pc = self.st_load(St::Pc);
         let pcv = self.b.ins().splat(types::I32X4, pc);
@@ -2054,7 +2085,14 @@ impl<'a, 'b> GLower<'a, 'b> {
         let mut any = None;
         for (e, &m) in redo.iter().zip(&mask) {
             let Some(e) = *e else { continue };
-            let e = self.b.ins().band(e, m);
+            // A converged wave's inactive lanes are past its end (the last
+            // chunk only): a NaN there asks for a redo that changes nothing,
+            // cheaper than the test on every chunk.
+            let e = if self.converged {
+                e
+            } else {
+                self.b.ins().band(e, m)
+            };
             any = Some(match any {
                 None => e,
                 Some(a) => self.b.ins().bor(a, e),
