@@ -1326,6 +1326,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         });
         let (mask, full) = if self.converged {
             self.converged_mask(track)?
+        } else if self.g > 1 {
+            self.mask_of_wave(track)?
         } else {
             self.current_mask_full(track)?
         };
@@ -1401,6 +1403,39 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().jump(join, &part);
         self.b.switch_to_block(join);
         let all = full.then(|| self.iconst(types::I8, 1));
+        Ok((mask, all))
+    }
+
+    /// The mask of the general copy's chunk: a wave converged at the pc
+    /// ([`St::Conv`], no lane of the batch faulted) needs no pc reads, as
+    /// in [`GLower::converged_mask`]; else from the pc array. (The optimized
+    /// tier only: the test and second mask cost compile time.)
+    fn mask_of_wave(&mut self, full: bool) -> Result<(Gv, Option<ir::Value>), JitError> {
+        let conv = self.st_load(St::Conv);
+        let faulted = self.ctx_load(types::I32, off::FAULTED);
+        let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+        let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
+        let conv = self.b.ins().band(conv, clean);
+        let whole = self.b.create_block();
+        let lanes = self.b.create_block();
+        let join = self.b.create_block();
+        let mask: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect();
+        let all = full.then(|| self.b.append_block_param(join, types::I8));
+        self.b.ins().brif(conv, whole, &[], lanes, &[]);
+        for (blk, converged) in [(whole, true), (lanes, false)] {
+            self.b.switch_to_block(blk);
+            let (m, f) = if converged {
+                self.converged_mask(full)?
+            } else {
+                self.current_mask_full(full)?
+            };
+            let mut args: Vec<ir::BlockArg> = m.iter().map(|&x| x.into()).collect();
+            args.extend(f.map(ir::BlockArg::from));
+            self.b.ins().jump(join, &args);
+        }
+        self.b.switch_to_block(join);
         Ok((mask, all))
     }
 
