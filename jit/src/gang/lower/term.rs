@@ -207,8 +207,12 @@ impl GLower<'_, '_> {
         let lane0 = self.chunk()?.lane0;
         let mask = self.mask();
         let steps = self.ctx_load(types::I64, off::STEPS);
+        // Unsigned `steps > limit` as a signed compare of both with the top
+        // bit flipped (x86 has no unsigned vector compare).
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let limit = self.b.ins().bxor_imm_s(limit, i64::from(i32::MIN));
         let limit = self.b.ins().splat(types::I32X4, limit);
+        let flip = self.splat(i64::from(i32::MIN), false);
         let mut over_any = None;
         let mut over = Vec::with_capacity(self.g);
         for (k, &m) in mask.iter().enumerate() {
@@ -224,7 +228,8 @@ impl GLower<'_, '_> {
                 self.b.ins().store(guest(), s, p, 0);
                 s
             };
-            let o = self.b.ins().icmp(CC::UnsignedGreaterThan, s, limit);
+            let flipped = self.b.ins().bxor(s, flip);
+            let o = self.b.ins().icmp(CC::SignedGreaterThan, flipped, limit);
             let o = self.b.ins().band(o, m);
             over_any = Some(match over_any {
                 None => o,
