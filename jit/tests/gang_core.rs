@@ -786,3 +786,83 @@ block0:
     let got = run_on(&one_thread_gang(0), &k, &d, &y[..400], &x, true);
     assert_eq!(got, out);
 }
+
+/// A branch on every integer compare, with operands at the signed and
+/// unsigned boundaries: the terminator folds the negation of `ne`, `ult`,
+/// `ugt`, `sle` and `sge` into its edge masks, and each lane's side must
+/// still be the compare's. Each lane stores 1 + its side (1: then, 2: else).
+#[test]
+fn branches_on_every_compare_take_the_compares_side() {
+    let edge = [
+        0u32,
+        1,
+        2,
+        0x7fff_ffff,
+        0x8000_0000,
+        0x8000_0001,
+        0xffff_fffe,
+        0xffff_ffff,
+    ];
+    for cc in [
+        "eq", "ne", "ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge",
+    ] {
+        let k = parse(&format!(
+            "kernel @cmp_{cc} shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v20, v5
+  v22 = load.global.i32 v21
+  v23 = const.i32 7
+  v24 = and.i32 v3, v23
+  v26 = const.i64 0x20000100
+  v27 = zext.i32.i64 v24
+  v28 = shl.i64 v27, v11
+  v29 = iadd.i64 v26, v28
+  v30 = load.global.i32 v29
+  v31 = icmp.{cc}.i32 v22, v30
+  br v31, block1, block2
+
+block1:
+  v40 = const.i32 1
+  store.global.i32 v6, v40
+  exit
+
+block2:
+  v41 = const.i32 2
+  store.global.i32 v6, v41
+  exit
+}}
+"
+        ));
+        // Lane i compares edge[i / 8] with edge[i % 8]: every pair.
+        let n = 64usize;
+        let mut ro = vec![0u8; 0x100 + 32];
+        for i in 0..n {
+            ro[4 * i..4 * i + 4].copy_from_slice(&edge[i / 8].to_le_bytes());
+        }
+        for (j, e) in edge.iter().enumerate() {
+            ro[0x100 + 4 * j..0x100 + 4 * j + 4].copy_from_slice(&e.to_le_bytes());
+        }
+        let d = Dispatch::new([2, 1, 1], [32, 1, 1]);
+        let out = compare(&k, &d, &[0; 4 * 64], &ro);
+        assert_eq!(out.fault, None);
+        let got = u32s(&out.memory);
+        for (i, &g) in got.iter().enumerate() {
+            let (a, b) = (edge[i / 8], edge[i % 8]);
+            let (sa, sb) = (a as i32, b as i32);
+            let taken = match cc {
+                "eq" => a == b,
+                "ne" => a != b,
+                "ult" => a < b,
+                "ule" => a <= b,
+                "ugt" => a > b,
+                "uge" => a >= b,
+                "slt" => sa < sb,
+                "sle" => sa <= sb,
+                "sgt" => sa > sb,
+                _ => sa >= sb,
+            };
+            assert_eq!(g, if taken { 1 } else { 2 }, "{cc} {a:#x} {b:#x}");
+        }
+    }
+}

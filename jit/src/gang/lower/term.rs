@@ -3,12 +3,13 @@
 //! watchdog count (one step per lane per edge) and its faults.
 
 use cranelift_codegen::ir::{self, InstBuilder, condcodes::IntCC as CC, types};
-use wavejit_ir::{Block, BlockCall, Terminator};
+use wavejit_ir::{Block, BlockCall, InstKind, IntCC, Terminator, Type, ValueDef};
 
 use super::{GLower, Gv, guest};
 use crate::error::JitError;
 use crate::gang::abi::{PC_DEAD, off};
 use crate::gang::helpers::wj_gang_watchdog;
+use crate::plan::const_bits;
 
 impl GLower<'_, '_> {
     pub(super) fn terminator(&mut self, block: Block) -> Result<(), JitError> {
@@ -68,17 +69,35 @@ impl GLower<'_, '_> {
                 then,
                 otherwise,
             } => {
-                let c = self.val(*cond)?;
-                let t: Gv = c
-                    .iter()
-                    .zip(mask)
-                    .map(|(&c, &m)| self.b.ins().band(c, m))
-                    .collect();
-                let f: Gv = c
-                    .iter()
-                    .zip(mask)
-                    .map(|(&c, &m)| self.b.ins().band_not(m, c))
-                    .collect();
+                let (t, f) = if let Some(eq) = self.negated_compare(*cond)? {
+                    // `a != b` branches on `a == b` with the sides swapped
+                    // (and `<u` on `>=u`, ...): x86 lowers these compares as
+                    // their negation and a `not`, which folds into the masks.
+                    let t: Gv = eq
+                        .iter()
+                        .zip(mask)
+                        .map(|(&e, &m)| self.b.ins().band_not(m, e))
+                        .collect();
+                    let f: Gv = eq
+                        .iter()
+                        .zip(mask)
+                        .map(|(&e, &m)| self.b.ins().band(e, m))
+                        .collect();
+                    (t, f)
+                } else {
+                    let c = self.val(*cond)?;
+                    let t: Gv = c
+                        .iter()
+                        .zip(mask)
+                        .map(|(&c, &m)| self.b.ins().band(c, m))
+                        .collect();
+                    let f: Gv = c
+                        .iter()
+                        .zip(mask)
+                        .map(|(&c, &m)| self.b.ins().band_not(m, c))
+                        .collect();
+                    (t, f)
+                };
                 edges.push((t, then.clone()));
                 edges.push((f, otherwise.clone()));
             }
@@ -199,6 +218,45 @@ impl GLower<'_, '_> {
             _ => return Ok(()),
         };
         self.note_successor(target)
+    }
+
+    /// When `cond` is a 32-bit compare that x86 computes as the negation of
+    /// another (`ne`, `ult`, `ugt`, `sle`, `sge`) and the current chunk holds
+    /// its operands (computed in this run, or constants), the other's
+    /// vectors.
+    fn negated_compare(&mut self, cond: wavejit_ir::Value) -> Result<Option<Gv>, JitError> {
+        let ValueDef::Result { inst, .. } = self.kernel.values[cond].def else {
+            return Ok(None);
+        };
+        let data = &self.kernel.insts[inst];
+        let (InstKind::Icmp(cc), [a, b]) = (&data.kind, &data.args[..]) else {
+            return Ok(None);
+        };
+        let negated = match cc {
+            IntCC::Ne => CC::Equal,
+            IntCC::Ult => CC::UnsignedGreaterThanOrEqual,
+            IntCC::Ugt => CC::UnsignedLessThanOrEqual,
+            IntCC::Sle => CC::SignedGreaterThan,
+            IntCC::Sge => CC::SignedLessThan,
+            _ => return Ok(None),
+        };
+        let (a, b) = (*a, *b);
+        let held = |this: &Self, v: wavejit_ir::Value| {
+            this.env.contains_key(&v) || const_bits(this.kernel, v).is_some()
+        };
+        if self.kernel.value_type(a) != Type::I32 || !held(self, a) || !held(self, b) {
+            return Ok(None);
+        }
+        let (x, y) = (self.val(a)?, self.val(b)?);
+        let r = x
+            .iter()
+            .zip(&y)
+            .map(|(&x, &y)| {
+                let (x, y) = (self.i32x4_of(x), self.i32x4_of(y));
+                self.b.ins().icmp(negated, x, y)
+            })
+            .collect();
+        Ok(Some(r))
     }
 
     /// One step for every active lane; lanes past the limit fault entering
