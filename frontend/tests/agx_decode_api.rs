@@ -304,5 +304,8 @@ fn device_store_immediate_index_extension_follows_bit_25() {
     let mut sx = zx;
     sx[3] &= !0x02; // bit 25 clear
     let (i, _) = decode(&sx, 0).unwrap();
-    assert_eq!((i.srcs[2].kind, i.srcs[2].value), (OperandKind::Imm, -16844));
+    assert_eq!(
+        (i.srcs[2].kind, i.srcs[2].value),
+        (OperandKind::Imm, -16844)
+    );
 }

@@ -5396,7 +5396,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 8,
         exact_mask: 0x1ffe00000000007f,
         exact_value: 0x22,
-        known: 0xffffbf3ff3ff7fff,
+        known: 0xffffbfffffff7fff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -5404,11 +5404,11 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         srcs: &[
             OperandSpec {
                 encoding: Encoding::Float,
-                bits: &[(16, 10), (42, 2)],
+                bits: &[(16, 12), (42, 2)],
             },
             OperandSpec {
                 encoding: Encoding::Float,
-                bits: &[(28, 10), (40, 2)],
+                bits: &[(28, 12), (40, 2)],
             },
         ],
         imms: &[],
@@ -5420,7 +5420,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
             },
             ModSpec {
                 field: ModField::Condition,
-                kind: ModKind::Enum(EnumKind::Icond),
+                kind: ModKind::Enum(EnumKind::Fcond),
                 bits: &[(61, 3), (47, 1)],
             },
         ],
