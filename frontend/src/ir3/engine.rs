@@ -61,6 +61,16 @@ pub(crate) struct Resolved<'a> {
 pub(crate) struct Ctx {
     stack: Vec<u16>,
     cache: HashMap<(ScopeKey, u16), i64>,
+    /// Branch-label mode (mesa's `branch_labels`): where this word sits.
+    pub labels: Option<LabelCtx>,
+}
+
+/// Instruction index and program length for label mode, and the targets found.
+#[derive(Default)]
+pub(crate) struct LabelCtx {
+    pub n: u32,
+    pub num_instr: u32,
+    pub targets: Vec<u32>,
 }
 
 /// (bitset, bits, params address) of a scope and each of its ancestors.
@@ -294,6 +304,18 @@ pub(crate) fn render_field(
                 }
             }
         }
+        Kind::Branch if ctx.labels.is_some() => {
+            // mesa: `int offset = sext(val) + n`; a label only when 0 <= offset <
+            // num_instr (the unsigned compare rejects negatives), else the number.
+            let l = ctx.labels.as_mut().expect("checked");
+            let offset = sign_extend(v, w).wrapping_add(i64::from(l.n)) as i32;
+            if offset >= 0 && (offset as u32) < l.num_instr {
+                l.targets.push(offset as u32);
+                let _ = write!(out, "l{offset}");
+            } else {
+                let _ = write!(out, "{}", sign_extend(v, w));
+            }
+        }
         Kind::Int | Kind::Branch => {
             let _ = write!(out, "{}", sign_extend(v, w));
         }
@@ -373,4 +395,22 @@ pub(crate) fn render_word(isa: &'static Isa, word: u64) -> Result<String, Engine
     let mut out = String::new();
     render(&mut Ctx::default(), &scope, &mut out)?;
     Ok(out)
+}
+
+/// [`render_word`] in label mode for instruction `labels.n`; branch targets it
+/// names are appended to `labels.targets`.
+pub(crate) fn render_word_labeled(
+    isa: &'static Isa,
+    word: u64,
+    labels: &mut LabelCtx,
+) -> Result<String, EngineError> {
+    let scope = instruction_scope(isa, word)?;
+    let mut out = String::new();
+    let mut ctx = Ctx {
+        labels: Some(std::mem::take(labels)),
+        ..Ctx::default()
+    };
+    let r = render(&mut ctx, &scope, &mut out);
+    *labels = ctx.labels.take().unwrap_or_default();
+    r.map(|()| out)
 }
