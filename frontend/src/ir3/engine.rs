@@ -304,20 +304,25 @@ pub(crate) fn render_field(
                 }
             }
         }
-        Kind::Branch if ctx.labels.is_some() => {
-            // mesa: `int offset = sext(val) + n`; a label only when 0 <= offset <
-            // num_instr (the unsigned compare rejects negatives), else the number.
-            let l = ctx.labels.as_mut().expect("checked");
-            let offset = sign_extend(v, w).wrapping_add(i64::from(l.n)) as i32;
-            if offset >= 0 && (offset as u32) < l.num_instr {
-                l.targets.push(offset as u32);
-                let _ = write!(out, "l{offset}");
-            } else {
-                let _ = write!(out, "{}", sign_extend(v, w));
-            }
-        }
         Kind::Int | Kind::Branch => {
-            let _ = write!(out, "{}", sign_extend(v, w));
+            let s = sign_extend(v, w);
+            // Label mode, mesa's rule: `int offset = sext(val) + n` names a label
+            // only when 0 <= offset < num_instr (its unsigned compare rejects
+            // negatives); otherwise the number prints.
+            let label = ctx
+                .labels
+                .as_mut()
+                .filter(|_| f.kind == Kind::Branch)
+                .and_then(|l| {
+                    let offset = s.wrapping_add(i64::from(l.n)) as i32;
+                    let t = u32::try_from(offset).ok().filter(|&t| t < l.num_instr)?;
+                    l.targets.push(t);
+                    Some(t)
+                });
+            let _ = match label {
+                Some(t) => write!(out, "l{t}"),
+                None => write!(out, "{s}"),
+            };
         }
         Kind::Uint => {
             let _ = write!(out, "{v}");
