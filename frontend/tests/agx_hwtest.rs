@@ -1,6 +1,7 @@
 //! applegpu's hardware-test suite (hwtest.py) replayed on wavejit: every case's
 //! program inside hwtest's own harness, with its inputs, against the results its
-//! author checks on an M1 (`tests/data/agx_hwtest_cases.txt`, header names the source).
+//! author checks on an M1 (`tests/data/agx_hwtest_cases.txt`, header names the source;
+//! regenerated with `frontend/gen/agx/gen_hwtest_cases.py` from an applegpu checkout).
 //! Every case must decode, lift and agree on r0..r7 of all 32 lanes on both engines.
 
 mod agx_lift_support;
