@@ -287,3 +287,25 @@ fn hostile_assembler_input_is_an_error_not_a_panic() {
         assert!(assemble_line(line).is_err(), "{line}");
     }
 }
+
+#[test]
+fn device_store_immediate_index_extension_follows_bit_25() {
+    use wavejit_frontend::agx::{Opcode, OperandKind, decode};
+    // [MODEL] AGX2.xml's memindex: bit 25 (the register form's zx bit) = 1 zero-extends
+    // the 16-bit immediate, 0 sign-extends it. Mesa's encoder agrees: it inlines a
+    // 16-bit immediate index only as agx_abs(...) (integer abs = not sx), which sets bit
+    // 25, for values that must read unsigned. applegpu sign-extends every immediate
+    // (its memory hwtests are not run), so the hardware has not decided this.
+    let zx = [0x45, 0xf8, 0x48, 0x07, 0x03, 0xc4, 0x20, 0xbe];
+    let (i, _) = decode(&zx, 0).unwrap();
+    assert_eq!(i.opcode, Opcode::Store);
+    let index = i.srcs[2];
+    assert_eq!((index.kind, index.value), (OperandKind::Imm, 48692));
+    let mut sx = zx;
+    sx[3] &= !0x02; // bit 25 clear
+    let (i, _) = decode(&sx, 0).unwrap();
+    assert_eq!(
+        (i.srcs[2].kind, i.srcs[2].value),
+        (OperandKind::Imm, -16844)
+    );
+}

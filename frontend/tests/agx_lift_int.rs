@@ -200,3 +200,62 @@ fn icmpsel_conditions_and_sign_extension() {
     // u: 0xffffffff < 1 false; s: -1 < 1 true; seq: sext(0xffff) == -1; ueq: 0xffff != 0xffffffff.
     assert_eq!(r, vec![2, 1, 1, 2]);
 }
+
+/// Runs the raw instruction `word` between a load of r0..r3 (= `a`) and a store of
+/// r0..r3; returns r0..r3.
+fn raw_r0_3(word: &[u8], a: [u32; 4]) -> Vec<u32> {
+    use agx_lift_support::{lanes, lift_code, run_kernel};
+    use wavejit_frontend::agx::assemble;
+    let mut code = assemble("load r0_r1_r2_r3, du0, 0, i32, xyzw, a\nwait a").unwrap();
+    code.extend_from_slice(word);
+    code.extend(assemble("store r0_r1_r2_r3, du2, 0, i32, xyzw, a\nstop").unwrap());
+    let out = run_kernel(&lift_code(&code, 0), lanes(1, 1), &[a.to_vec(), vec![0; 4]]);
+    out[1].clone()
+}
+
+#[test]
+fn asr_sign_extends_a_16_bit_source() {
+    // 2e81424400000000 = asr r0, r1l, 4 (issue 13; §5.4 sext(A), test_shift on the M1).
+    let w = [0x2e, 0x81, 0x42, 0x44, 0x00, 0x00, 0x00, 0x00];
+    assert_eq!(
+        wavejit_frontend::agx::disasm(&w).unwrap().0,
+        "asr r0, r1l, 4, 0, 0"
+    );
+    assert_eq!(raw_r0_3(&w, [0, 0x8000, 0, 0])[0], 0xffff_f800);
+    assert_eq!(raw_r0_3(&w, [0, 0x7ff0, 0, 0])[0], 0x0000_07ff);
+    // asrh: (sext(A) << 32) >> 4, low 32 bits.
+    let r = r4_7(
+        "asrh r4, r0l, 4, 0, 0\nasrh r5, r0, 36, 0, 0\nasr r6, r0h, 1, 0, 0\nmov r7, 0",
+        [0x8000_8001, 0, 0, 0],
+    );
+    assert_eq!(r, vec![0x1000_0000, 0xf800_0800, 0xffff_c000, 0]);
+}
+
+#[test]
+fn iadd_shift_5_to_7_drops_the_shifted_term() {
+    // 0e0d4242a4002000: iadd r3, r1, r2, lsl 5 (§5.2: the term is 0 for s >= 5).
+    let w = [0x0e, 0x0d, 0x42, 0x42, 0xa4, 0x00, 0x20, 0x00];
+    assert_eq!(
+        wavejit_frontend::agx::disasm(&w).unwrap().0,
+        "iadd r3, r1, r2, lsl 5"
+    );
+    assert_eq!(raw_r0_3(&w, [0, 7, 3, 99])[3], 7);
+    let r = r4_7(
+        "iadd r4, r0, r1, lsl 6\nisub r5, r0, r1, lsl 7\nimadd r6, r0, r1, r1, lsl 5\niadd r7, r0, r1, lsl 4",
+        [5, 2, 0, 0],
+    );
+    assert_eq!(r, vec![5, 5, 10, 37]);
+}
+
+#[test]
+fn saturate_is_signed_when_an_immediate_has_sx() {
+    // 4e0142ea40000000: isub.sat r0, r1, 14.sx with r1 = 0 -> -14 (signed clamp).
+    let w = [0x4e, 0x01, 0x42, 0xea, 0x40, 0x00, 0x00, 0x00];
+    assert_eq!(raw_r0_3(&w, [0x1234, 0, 0, 0])[0], 0xffff_fff2);
+    // The immediate itself stays zero-extended: 0x7ffffff0 + 0x80 clamps to INT_MAX.
+    let r = r4_7(
+        "iadd r4, r0, 128.sx, sat\niadd r5, r0, 128, sat\nmov r6, 0\nmov r7, 0",
+        [0x7fff_fff0, 0, 0, 0],
+    );
+    assert_eq!(r, vec![0x7fff_ffff, 0x8000_0070, 0, 0]);
+}

@@ -16,6 +16,49 @@ fn fixup(x: f32, y: f32, c: u32) -> u32 {
 }
 
 #[test]
+fn rule_0_one_base_or_zero_exponent_gives_one_and_unit_exponent_gives_a() {
+    // agx.md §6 rule 0, before every other rule (NaN c and operands included).
+    const ONE: u32 = 0x3f80_0000;
+    assert_eq!(fixup(1.0, f32::INFINITY, NAN), ONE);
+    assert_eq!(fixup(1.0, f32::NEG_INFINITY, NAN), ONE);
+    assert_eq!(fixup(1.0, 2.0, 0x4080_0000), ONE);
+    assert_eq!(fixup(1.0, f32::NAN, NAN), ONE);
+    assert_eq!(fixup(0.0, 0.0, NAN), ONE);
+    assert_eq!(fixup(f32::INFINITY, 0.0, NAN), ONE);
+    assert_eq!(fixup(f32::NEG_INFINITY, -0.0, NAN), ONE);
+    assert_eq!(fixup(2.0, 0.0, 0x4000_0000), ONE);
+    assert_eq!(fixup(f32::NAN, -0.0, NAN), ONE);
+    // b == 1: a exactly, not -c and not c.
+    assert_eq!(fixup(-2.0, 1.0, 0x4000_0000), 0xc000_0000);
+    assert_eq!(
+        fixup(f32::from_bits(0x408b_488e), 1.0, 0x408b_488d),
+        0x408b_488e
+    );
+    assert_eq!(fixup(-0.0, 1.0, 0), 0x8000_0000);
+    // -1 is not +1: rule 4 still decides (-1)^inf.
+    assert_eq!(fixup(-1.0, f32::INFINITY, NAN), ONE);
+    assert_eq!(fixup(-1.0, 2.0, 0x3f80_0001), 0x3f80_0001);
+}
+
+#[test]
+fn metal_pow_of_x_to_the_one_is_x_bit_for_bit() {
+    // Metal's pow sequence; exp2(log2 x) is an ulp low for this x (0x408b488d), the
+    // fix-up's b == 1 rule returns x itself.
+    let src = "load r0_r1, du0, 0, i32, xy, a
+wait a
+log2 r3, r0.abs
+fmul r3, r3, r1
+exp2 r3, r3
+pow_fixup r0, ^r0, ^r1, ^r3
+store r0, du2, 0, i32, x, a
+stop";
+    let x = 0x408b_488e;
+    assert_eq!(format!("{}", f32::from_bits(x)), "4.352607");
+    let out = run(src, lanes(1, 1), &[vec![x, 1f32.to_bits()], vec![0]]);
+    assert_eq!(out[1], vec![x]);
+}
+
+#[test]
 fn negative_base_with_odd_integer_exponent_negates() {
     assert_eq!(fixup(-2.0, 3.0, 8f32.to_bits()), (-8f32).to_bits());
     assert_eq!(fixup(-2.0, -1.0, 0.5f32.to_bits()), (-0.5f32).to_bits());
@@ -93,6 +136,12 @@ fn operand_c_is_always_read_as_32_bit() {
 /// The rule of agx.md §6 on f32 bits (test oracle, written independently).
 fn rule(a: u32, b: u32, c: u32) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    if x == 1.0 || y == 0.0 {
+        return 1f32.to_bits();
+    }
+    if y == 1.0 {
+        return a;
+    }
     if x.is_nan() || y.is_nan() {
         return NAN;
     }

@@ -72,7 +72,7 @@ fn assembled_words_print_the_same_text() {
     let Some(rows) = load() else { return };
     for (_, _, text) in rows.iter().filter(|r| r.0 == 630) {
         let w = ir3::assemble_line(text).unwrap_or_else(|e| panic!("{e}"));
-        let back = ir3::disasm(w).unwrap_or_else(|_| format!("raw 0x{w:016X}"));
+        let back = ir3::disasm_listing(&[w], ir3::ListingOptions::default()).lines[0].clone();
         assert_eq!(&back, text, "{w:#018x}");
     }
 }

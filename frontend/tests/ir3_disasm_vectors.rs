@@ -33,12 +33,11 @@ fn load() -> Option<Vec<(u32, u64, String)>> {
     Some(rows)
 }
 
-/// What mesa prints for a word: the instruction, or `raw 0x...` when undecodable.
+/// The one-word listing: the instruction, or mesa's raw line when undecodable.
 fn mesa_text(word: u64) -> String {
-    match ir3::disasm(word) {
-        Ok(t) => t,
-        Err(_) => format!("raw 0x{word:016X}"),
-    }
+    let listing = ir3::disasm_listing(&[word], ir3::ListingOptions::default());
+    assert_eq!(listing.lines.len(), 1, "{word:#018x}");
+    listing.lines[0].clone()
 }
 
 #[test]
@@ -112,7 +111,8 @@ fn a7xx_a8xx_rows() {
         let sel: Vec<_> = rows.iter().filter(|r| r.0 == gpu_id).collect();
         let mut ok = 0;
         for r in &sel {
-            let got = ir3::disasm_for(gpu, r.1).unwrap_or_else(|_| format!("raw 0x{:016X}", r.1));
+            let got = ir3::disasm_listing_for(gpu, &[r.1], ir3::ListingOptions::default()).lines[0]
+                .clone();
             if got == r.2 {
                 ok += 1;
             } else {
@@ -129,3 +129,58 @@ fn a7xx_a8xx_rows() {
 
 const MIN_730: usize = 43;
 const MIN_800: usize = 1;
+
+/// A listing goes on past an undecodable word with mesa's raw line (mesa's
+/// `print_raw`: low then high half, `%X` each, unpadded) and reports the word.
+#[test]
+fn listing_prints_the_raw_line_and_continues() {
+    let words = [u64::MAX, 0, 0xffff_ffff_0000_0012, 0x0300_0000_0000_0000];
+    let l = ir3::disasm_listing(&words, ir3::ListingOptions::default());
+    assert_eq!(
+        l.lines,
+        ["raw 0xFFFFFFFFFFFFFFFF", "nop", "raw 0x12FFFFFFFF", "end"]
+    );
+    let bad: Vec<(u64, String)> = l
+        .undecodable
+        .iter()
+        .map(|e| (e.word(), e.to_string()))
+        .collect();
+    assert_eq!(bad.len(), 2);
+    assert_eq!(bad[0].0, u64::MAX);
+    assert!(bad[1].1.contains("offset 0x10"), "{}", bad[1].1);
+    assert_eq!(ir3::raw_line(0x0000_0001_0000_0002), "raw 0x21");
+}
+
+/// mesa 25.2.7's `ir3_isa_disasm` (tinymesa wheel, gpu_id 630, branch_labels = true,
+/// no_match_cb = print_raw) prints exactly these lines for this program.
+#[test]
+fn label_mode_matches_mesa() {
+    let words = [
+        0x0000_0000_0000_0000, // nop
+        0x0100_0000_0000_0002, // jump #2
+        0x0000_0000_0000_0000,
+        0x0100_0000_ffff_fffe, // jump #-2
+        0x0080_0000_ffff_fffc, // br p0.x, #-4
+        0x0100_0000_0000_0064, // jump #100: outside the program, stays a number
+        0x0300_0000_0000_0000, // end
+        0xffff_ffff_0000_0012,
+    ];
+    let l = ir3::disasm_listing(&words, ir3::ListingOptions { labels: true });
+    let want = [
+        "l0:",
+        "nop",
+        "l1:",
+        "jump #l3",
+        "nop",
+        "l3:",
+        "jump #l1",
+        "br p0.x, #l0",
+        "jump #100",
+        "end",
+        "raw 0x12FFFFFFFF",
+    ];
+    assert_eq!(l.lines, want);
+    let plain = ir3::disasm_listing(&words, ir3::ListingOptions::default());
+    assert_eq!(plain.lines[1], "jump #2");
+    assert_eq!(plain.lines[4], "br p0.x, #-4");
+}

@@ -173,6 +173,25 @@ fn pow_fixup_edge_table() {
 }
 
 #[test]
+fn pow_fixup_rule_0_comes_first() {
+    // a == +1 or b == +-0 -> 1.0; else b == 1 -> a (agx.md section 6 rule 0).
+    let nan = 0x7fc0_0000;
+    assert_eq!(pf(1.0, f32::INFINITY, nan), 0x3f80_0000);
+    assert_eq!(pf(1.0, f32::NAN, nan), 0x3f80_0000);
+    assert_eq!(pf(0.0, 0.0, nan), 0x3f80_0000);
+    assert_eq!(pf(f32::NEG_INFINITY, -0.0, nan), 0x3f80_0000);
+    assert_eq!(pf(1.0, 2.0, 0x4080_0000), 0x3f80_0000);
+    assert_eq!(pf(2.0, 0.0, 0x4000_0000), 0x3f80_0000);
+    assert_eq!(pf(-2.0, 1.0, 0x4000_0000), 0xc000_0000);
+    assert_eq!(
+        pf(f32::from_bits(0x408b_488e), 1.0, 0x408b_488d),
+        0x408b_488e
+    );
+    // A NaN a with b == 1 is a, then canonicalised by the result rules only if asked.
+    assert_eq!(pf(f32::from_bits(0x7fc0_0001), 1.0, 0), 0x7fc0_0001);
+}
+
+#[test]
 fn pow_fixup_with_agx_rules() {
     let agx = FloatMode {
         denorm_in: Denorm::FlushKeepSign,

@@ -1,6 +1,7 @@
 //! Per-ISA disassemblers and assemblers: one line of the community's syntax per
 //! instruction and nothing else, so output compares line by line with mesa/objdump.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,13 +12,22 @@ use super::CliError;
 
 #[derive(Subcommand)]
 pub enum Ir3Command {
-    /// Disassemble raw little-endian machine code (a file, or --hex words).
+    /// Disassemble raw little-endian machine code (a file, or --hex words). A word
+    /// nothing decodes prints as mesa's `raw 0x...` line (with a warning on stderr)
+    /// and the listing goes on.
     Disasm {
         /// File of 64-bit little-endian instructions.
         file: Option<PathBuf>,
         /// Instructions as 64-bit hex words instead of a file.
         #[arg(long, num_args = 1.., conflicts_with = "file")]
         hex: Vec<String>,
+        /// Exit with status 1 if any word is undecodable (the listing is still printed).
+        #[arg(long)]
+        strict: bool,
+        /// mesa's branch-label mode: branch targets print as `#lN` and each target
+        /// gets an `lN:` line (freedreno tools' form).
+        #[arg(long)]
+        labels: bool,
     },
     /// Assemble mesa-syntax ir3 into raw little-endian machine code.
     Asm {
@@ -48,16 +58,30 @@ pub enum AgxCommand {
 
 pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
     match cmd {
-        Ir3Command::Disasm { file, hex } => {
-            let words = match file {
+        Ir3Command::Disasm {
+            file,
+            hex,
+            strict,
+            labels,
+        } => {
+            let words: Vec<u64> = match file {
                 Some(path) => words_of(&std::fs::read(&path)?, &path)?,
                 None => hex
                     .iter()
                     .map(|h| parse_hex_u64(h))
                     .collect::<Result<_, _>>()?,
             };
-            for line in ir3::disasm_words(&words)? {
-                println!("{line}");
+            let listing = ir3::disasm_listing(&words, ir3::ListingOptions { labels });
+            let mut out = std::io::stdout().lock();
+            for line in &listing.lines {
+                writeln!(out, "{line}")?;
+            }
+            out.flush()?;
+            for e in &listing.undecodable {
+                eprintln!("{}: {e}", if strict { "error" } else { "warning" });
+            }
+            if strict && !listing.undecodable.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
         }
         Ir3Command::Asm { file, output } => {

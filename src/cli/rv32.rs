@@ -61,7 +61,9 @@ pub enum Rv32Command {
         /// Engine: jit or interp.
         #[arg(long, default_value = "jit")]
         engine: String,
-        /// Instructions a lane may retire (0: unlimited).
+        /// Instructions a lane may retire; over it the kernel faults ("cycle limit")
+        /// naming the lane's pc. 0: unlimited (a kernel that never ends runs until
+        /// interrupted).
         #[arg(long, default_value_t = 100_000)]
         cycle_limit: u32,
     },

@@ -195,3 +195,48 @@ fn jalr_through_a_zero_register_runs_code_at_address_zero() {
         assert!(out.contains("status: ok"), "{engine}: {out}");
     }
 }
+
+#[test]
+fn cycle_limit_fault_names_its_pc_in_text_and_json() {
+    // nop ; nop ; 8: addi x5, x5, 1 ; 12: j 8 — the limit is found at the jump.
+    let spin = write_words(
+        "spin_pc.bin",
+        &[0x0000_0013, 0x0000_0013, 0x0012_8293, 0xffdf_f06f],
+    );
+    let path = spin.to_str().unwrap_or_default();
+    let (ok, out, _) = wavejit(&["rv32", "run", path, "--cycle-limit", "1000"]);
+    assert!(!ok);
+    assert!(
+        out.contains("cycle limit: lane retired more than 1000 instructions at pc 0x0000000c"),
+        "{out}"
+    );
+    let (ok, out, _) = wavejit(&["rv32", "run", path, "--cycle-limit", "1000", "--json"]);
+    assert!(!ok);
+    assert!(
+        out.contains("\"pc\": 12, \"word\": 4292866159, \"hartid\": 0"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cycle_limit_0_is_unlimited() {
+    // x5 = 20,971,520 ; loop: addi x5, x5, -1 ; bnez x5, loop ; sw x5, 0x100(x0) ;
+    // ebreak: more loop iterations than the engines' default step bound (2^24).
+    let long = write_words(
+        "long.bin",
+        &[
+            0x0140_02b7,
+            0xfff2_8293,
+            0xfe02_9ee3,
+            0x1050_2023,
+            0x0010_0073,
+        ],
+    );
+    let path = long.to_str().unwrap_or_default();
+    let (ok, out, err) = wavejit(&["rv32", "run", path, "--cycle-limit", "0"]);
+    assert!(ok, "{out}{err}");
+    assert_eq!(out, "status: ok\n");
+    let (ok, out, _) = wavejit(&["rv32", "run", path]);
+    assert!(!ok, "the default limit (100,000) stops it");
+    assert!(out.contains("cycle limit"), "{out}");
+}

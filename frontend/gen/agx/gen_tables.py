@@ -7,8 +7,11 @@ Usage (from the repository root):
     rustfmt --edition 2024 frontend/src/agx/tables.rs
 
 overlay.xml holds local corrections in the same syntax (see its header comment):
-`<encoding>` elements are added, `<ins mode="replace">` replaces the instruction of the
-same name in place, `<ins mode="before:NAME">` inserts a new one before NAME.
+`<encoding>` elements are added (or replace one of the same name), `<ins mode="replace">`
+replaces the instruction of the same name in place, `<ins mode="before:NAME">` inserts a
+new one before NAME, `<enum kind="K" mode="extend">` appends values to an enum, and
+`<dontcare ins="A B" bit="..."/>` makes bits of the named instructions ignored (neither
+matched nor rejected as unknown).
 
 The XML is the single source of truth for bit positions: every field position in the
 Rust decoder/printer/assembler comes from the tables written here. The build never reads
@@ -153,6 +156,7 @@ class Instr:
         long_bits = self.lengths[-1] * 8
         self.mask = 0
         self.value = 0
+        self.dontcare = 0  # bits the hardware ignores (overlay <dontcare>)
         self.dests, self.srcs, self.imms, self.mods = [], [], [], []
         for ch in el:
             tag = ch.tag
@@ -188,7 +192,7 @@ class Instr:
                 self.length_bit = m[3][0][0]
 
     def known(self):
-        k = self.mask
+        k = self.mask | self.dontcare
         for _, r in self.dests + self.srcs:
             k |= ranges_mask(r)
         for _, r, _ in self.imms:
@@ -242,6 +246,10 @@ def main():
     for ch in overlay:
         if ch.tag == "encoding":
             encodings[ch.attrib["name"]] = parse_encoding(ch)
+        elif ch.tag == "enum" and ch.get("mode") == "extend":
+            name, vals = enums[ch.attrib["kind"]]
+            for v in ch:
+                vals.append((int(v.attrib["value"]), (v.text or "").strip(), False))
     for ch in overlay:
         if ch.tag != "ins":
             continue
@@ -261,6 +269,17 @@ def main():
             die("overlay ins needs mode")
 
     names = [i.name for i in instrs]
+    for ch in overlay:
+        if ch.tag != "dontcare":
+            continue
+        m = ranges_mask(parse_ranges(ch.attrib["bit"]))
+        for n in ch.attrib["ins"].split():
+            if n not in names:
+                die("dontcare names unknown instruction " + n)
+            i = instrs[names.index(n)]
+            i.mask &= ~m
+            i.value &= ~m
+            i.dontcare |= m
     if len(set(names)) != len(names):
         die("duplicate instruction names")
     for i in instrs:

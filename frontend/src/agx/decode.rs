@@ -4,7 +4,7 @@
 use super::bits::{extract, from_le, sign_extend, truncate, width};
 use super::error::{DecodeError, hex};
 use super::instr::{Hint, Instr, Operand};
-use super::spec::{EncMod, InstrSpec, ModKind, OperandKind, OperandSpec};
+use super::spec::{EncMod, Encoding, InstrSpec, ModKind, OperandKind, OperandSpec};
 use super::tables::INSTRS;
 
 /// Finds the matching instruction spec and its length (bits past the length are
@@ -225,6 +225,15 @@ fn decode_operand(op: &OperandSpec, v: u64) -> Result<Operand, OperandError> {
         (false, true) => Hint::Discard,
         (false, false) => Hint::None,
     };
+    if out.kind == OperandKind::Reg
+        && out.size == 32
+        && matches!(op.encoding, Encoding::Dalu | Encoding::Alu | Encoding::Mul)
+    {
+        // The M1 ignores the low bit of a 32-bit ALU register (bitrev/ffs with an odd
+        // destination, applegpu test_bitrev/test_ffs [HW]; sources follow applegpu's
+        // decoder [MODEL]). Mesa rejects such words; they print as the even register.
+        out.value &= !1;
+    }
     if matches!(out.kind, OperandKind::Reg | OperandKind::Uniform)
         && out.size > 16
         && out.value & 1 == 1

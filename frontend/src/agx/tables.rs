@@ -989,7 +989,7 @@ pub(crate) static ENCODINGS: [EncodingSpec; 42] = [
     EncodingSpec {
         encoding: Encoding::Dhalf,
         cases: &[CaseSpec {
-            exact_mask: 0x2,
+            exact_mask: 0x0,
             exact_value: 0x0,
             kind: Some(CaseKind {
                 kind: OperandKind::Reg,
@@ -2053,6 +2053,21 @@ pub(crate) static ENCODINGS: [EncodingSpec; 42] = [
                 size64: false,
                 count: 0,
             },
+            CaseSpec {
+                exact_mask: 0x300,
+                exact_value: 0x300,
+                kind: Some(CaseKind {
+                    kind: OperandKind::Reg,
+                    bits: &[(0, 6), (10, 2)],
+                    shift: 0,
+                    signed: false,
+                }),
+                mods: &[(EncMod::Hint, &[(6, 2)])],
+                size16: false,
+                size32: true,
+                size64: false,
+                count: 0,
+            },
         ],
     },
     EncodingSpec {
@@ -2104,6 +2119,21 @@ pub(crate) static ENCODINGS: [EncodingSpec; 42] = [
                 ],
                 size16: false,
                 size32: false,
+                size64: false,
+                count: 0,
+            },
+            CaseSpec {
+                exact_mask: 0x300,
+                exact_value: 0x300,
+                kind: Some(CaseKind {
+                    kind: OperandKind::Reg,
+                    bits: &[(0, 6), (11, 2)],
+                    shift: 0,
+                    signed: false,
+                }),
+                mods: &[(EncMod::Sx, &[(10, 1)]), (EncMod::Hint, &[(6, 2)])],
+                size16: false,
+                size32: true,
                 size64: false,
                 count: 0,
             },
@@ -2723,6 +2753,9 @@ pub(crate) static ENUMS: [EnumSpec; 19] = [
             (2, Some("lsl 2")),
             (3, Some("lsl 3")),
             (4, Some("lsl 4")),
+            (5, Some("lsl 5")),
+            (6, Some("lsl 6")),
+            (7, Some("lsl 7")),
         ],
     },
     EnumSpec {
@@ -3934,9 +3967,9 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         length_bit: 0,
         short_len: 6,
         long_len: 6,
-        exact_mask: 0x3fffc00807f,
+        exact_mask: 0xc00c00807f,
         exact_value: 0xc00000007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -3954,9 +3987,9 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         length_bit: 0,
         short_len: 6,
         long_len: 6,
-        exact_mask: 0x3fffc00807f,
+        exact_mask: 0xc00c00807f,
         exact_value: 0x800800007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -3974,9 +4007,9 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         length_bit: 0,
         short_len: 6,
         long_len: 6,
-        exact_mask: 0x3fffc00807f,
+        exact_mask: 0xc00c00807f,
         exact_value: 0x400400007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -3994,9 +4027,9 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         length_bit: 0,
         short_len: 6,
         long_len: 6,
-        exact_mask: 0x3fffc00807f,
+        exact_mask: 0xc00c00807f,
         exact_value: 0xc00007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4016,7 +4049,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x7e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4042,7 +4075,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x800000007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4068,7 +4101,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x400000007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4094,7 +4127,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x800007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4120,7 +4153,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x400800007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4146,7 +4179,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0xc00800007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4172,7 +4205,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x400007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4198,7 +4231,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x800400007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4224,7 +4257,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0xc00400007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4250,7 +4283,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x800c00007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4276,7 +4309,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0x400c00007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -4302,7 +4335,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 6,
         exact_mask: 0xc00c00807f,
         exact_value: 0xc00c00007e,
-        known: 0x3fffffffffff,
+        known: 0xffffffffffff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -5363,7 +5396,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         long_len: 8,
         exact_mask: 0x1ffe00000000007f,
         exact_value: 0x22,
-        known: 0xffffbf3ff3ff7fff,
+        known: 0xffffbfffffff7fff,
         dests: &[OperandSpec {
             encoding: Encoding::Dalu,
             bits: &[(7, 8), (44, 2)],
@@ -5371,11 +5404,11 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
         srcs: &[
             OperandSpec {
                 encoding: Encoding::Float,
-                bits: &[(16, 10), (42, 2)],
+                bits: &[(16, 12), (42, 2)],
             },
             OperandSpec {
                 encoding: Encoding::Float,
-                bits: &[(28, 10), (40, 2)],
+                bits: &[(28, 12), (40, 2)],
             },
         ],
         imms: &[],
@@ -5387,7 +5420,7 @@ pub(crate) static INSTRS: [InstrSpec; 137] = [
             },
             ModSpec {
                 field: ModField::Condition,
-                kind: ModKind::Enum(EnumKind::Icond),
+                kind: ModKind::Enum(EnumKind::Fcond),
                 bits: &[(61, 3), (47, 1)],
             },
         ],

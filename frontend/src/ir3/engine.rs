@@ -61,6 +61,16 @@ pub(crate) struct Resolved<'a> {
 pub(crate) struct Ctx {
     stack: Vec<u16>,
     cache: HashMap<(ScopeKey, u16), i64>,
+    /// Branch-label mode (mesa's `branch_labels`): where this word sits.
+    pub labels: Option<LabelCtx>,
+}
+
+/// Instruction index and program length for label mode, and the targets found.
+#[derive(Default)]
+pub(crate) struct LabelCtx {
+    pub n: u32,
+    pub num_instr: u32,
+    pub targets: Vec<u32>,
 }
 
 /// (bitset, bits, params address) of a scope and each of its ancestors.
@@ -295,7 +305,24 @@ pub(crate) fn render_field(
             }
         }
         Kind::Int | Kind::Branch => {
-            let _ = write!(out, "{}", sign_extend(v, w));
+            let s = sign_extend(v, w);
+            // Label mode, mesa's rule: `int offset = sext(val) + n` names a label
+            // only when 0 <= offset < num_instr (its unsigned compare rejects
+            // negatives); otherwise the number prints.
+            let label = ctx
+                .labels
+                .as_mut()
+                .filter(|_| f.kind == Kind::Branch)
+                .and_then(|l| {
+                    let offset = s.wrapping_add(i64::from(l.n)) as i32;
+                    let t = u32::try_from(offset).ok().filter(|&t| t < l.num_instr)?;
+                    l.targets.push(t);
+                    Some(t)
+                });
+            let _ = match label {
+                Some(t) => write!(out, "l{t}"),
+                None => write!(out, "{s}"),
+            };
         }
         Kind::Uint => {
             let _ = write!(out, "{v}");
@@ -373,4 +400,22 @@ pub(crate) fn render_word(isa: &'static Isa, word: u64) -> Result<String, Engine
     let mut out = String::new();
     render(&mut Ctx::default(), &scope, &mut out)?;
     Ok(out)
+}
+
+/// [`render_word`] in label mode for instruction `labels.n`; branch targets it
+/// names are appended to `labels.targets`.
+pub(crate) fn render_word_labeled(
+    isa: &'static Isa,
+    word: u64,
+    labels: &mut LabelCtx,
+) -> Result<String, EngineError> {
+    let scope = instruction_scope(isa, word)?;
+    let mut out = String::new();
+    let mut ctx = Ctx {
+        labels: Some(std::mem::take(labels)),
+        ..Ctx::default()
+    };
+    let r = render(&mut ctx, &scope, &mut out);
+    *labels = ctx.labels.take().unwrap_or_default();
+    r.map(|()| out)
 }

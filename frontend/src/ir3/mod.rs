@@ -36,6 +36,7 @@ mod engine;
 mod float;
 mod instr;
 pub mod lift;
+mod listing;
 mod spec;
 #[allow(clippy::all, clippy::pedantic, clippy::nursery)]
 #[rustfmt::skip]
@@ -44,6 +45,7 @@ mod tables;
 pub use asm::AsmError;
 pub use engine::EngineError;
 pub use instr::{Flags, Instr, Operand, OperandKind, REG_A0_X, REG_A1_X, REG_P0_X, Value};
+pub use listing::{Listing, ListingOptions, disasm_listing, disasm_listing_for, raw_line};
 
 /// Failure to decode one 64-bit instruction word.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -121,8 +123,8 @@ pub fn disasm_for(gpu: Gpu, word: u64) -> Result<String, DecodeError> {
     engine::render_word(gpu.isa(), word).map_err(|reason| DecodeError::Undecodable { word, reason })
 }
 
-/// Disassemble an a630 program; the error names the failing word and its byte
-/// offset.
+/// Disassemble an a630 program, failing at the first undecodable word (the error
+/// names it and its byte offset). [`disasm_listing`] prints mesa's raw line instead.
 pub fn disasm_words(words: &[u64]) -> Result<Vec<String>, DecodeError> {
     words
         .iter()

@@ -96,6 +96,24 @@ pub fn decode(word: u32, pc: u32) -> Result<Instr, DecodeError> {
     decode_kind(Word(word)).map_err(|kind| DecodeError { word, pc, kind })
 }
 
+/// [`decode`] for running code: FENCE / FENCE.I words whose reserved fields are not
+/// zero execute as the plain instruction. The ISA manual: base implementations
+/// ignore rd, rs1 (and FENCE.I's imm), and treat reserved fm values as fm = 0.
+/// [`decode`] keeps rejecting them, as GNU objdump (`.4byte`) does.
+pub fn decode_for_execution(word: u32, pc: u32) -> Result<Instr, DecodeError> {
+    decode(word, pc).or_else(|e| {
+        let w = Word(word);
+        match (w.bits(0, 7), w.funct3()) {
+            (0x0f, 0) => Ok(Instr::Fence {
+                pred: FenceSet(w.bits(24, 4) as u8),
+                succ: FenceSet(w.bits(20, 4) as u8),
+            }),
+            (0x0f, 1) => Ok(Instr::FenceI),
+            _ => Err(e),
+        }
+    })
+}
+
 type Decoded = Result<Instr, DecodeErrorKind>;
 
 fn invalid(group: &'static str) -> DecodeErrorKind {

@@ -38,7 +38,7 @@ mod error;
 mod instr;
 pub mod lift;
 
-pub use decode::decode;
+pub use decode::{decode, decode_for_execution};
 pub use disasm::{DisasmOptions, Disassembler};
 pub use effects::{CsrAccess, RegEffects};
 pub use elf::{ElfError, LoadedImage, Segment, SegmentFlags, is_elf, load_elf, load_image};

@@ -1,7 +1,12 @@
 //! AGX `pow_fixup` (fmadd32 with bit 52): the sign and special-case fix-up after
 //! `c = exp2(b * log2|a|)` in Metal's `pow(a, b)`. Hardware-observed table
-//! (agx.md section 6), all on f32 after `denorm_in`:
+//! (agx.md section 6), all on f32 after `denorm_in`, the first rule that applies
+//! deciding:
 //!
+//! 0. `a == +1` or `b == +-0`: `d = +1.0`; else `b == +1`: `d = a` exactly (so
+//!    `pow(x, 1)` is `x` bit for bit where `c` is an ulp off). These come before
+//!    every rule below, NaN operands included (applegpu issue #51's hardware-derived
+//!    logic).
 //! 1. `d = c`.
 //! 2. `a` has its sign bit set (incl. -0 and -inf) and `b` is an odd integer:
 //!    `d = -c`. Odd is judged on the f32 value: |b| >= 2^24 is always even.
@@ -11,7 +16,6 @@
 //! 4. `a == -1` and `b` is +-inf: `d = +1.0`.
 //! 5. `a` or `b` NaN: the default NaN (hardware is erratic there; inside the pow
 //!    sequence `c` is NaN anyway). A NaN `c` otherwise flows through steps 1-2.
-//!    `a = +1` with infinite `b` keeps `c` (a NaN in the pow sequence; unknown).
 //!
 //! NV is raised for a signaling NaN operand only. Then the common result rules
 //! (flush, canonical NaN, saturate) apply like fmadd32.
@@ -41,6 +45,12 @@ fn is_odd_integer(b: u32) -> bool {
 /// The fix-up value before the result rules.
 pub fn pow_fixup_raw(a: u32, b: u32, c: u32) -> u32 {
     let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
+    if a == ONE || b & !SIGN == 0 {
+        return ONE;
+    }
+    if b == ONE {
+        return a;
+    }
     if fa.is_nan() || fb.is_nan() {
         return 0x7fc0_0000;
     }

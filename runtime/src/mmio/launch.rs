@@ -187,11 +187,9 @@ impl GpgpuDevice {
             && self.vram.alloc_at(CONTEXT_BASE, ctx_len.max(1)).is_ok();
         let mut d = Dispatch::new(r.grid, r.block);
         d.wave_size = 32;
-        d.step_limit = if self.cfg.cycle_limit.is_some() {
-            lifted.step_limit()
-        } else {
-            wavejit_ir::dispatch::DEFAULT_STEP_LIMIT
-        };
+        // The lifted instruction counter is the only watchdog; with no cycle limit
+        // the kernel is unlimited, as DeviceConfig (and `--cycle-limit 0`) says.
+        d.step_limit = lifted.step_limit();
         let jit_ok = match self.cfg.engine {
             EngineChoice::Jit => {
                 // What `run` will use, so a large launch compiles once.

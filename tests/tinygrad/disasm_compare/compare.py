@@ -6,15 +6,22 @@ DEV=NULL:IR3:a630 (compile only, no device). Every kernel binary that
 IR3Compiler returns is disassembled twice:
 
 * by mesa 25.2.7 itself (`ir3_isa_disasm` in the tinymesa wheel's
-  libtinymesa.so, called through tinygrad's ctypes bindings, gpu_id 630,
-  branch_labels off so branches print as relative `#N` like wavejit), and
-* by `wavejit ir3 disasm FILE`.
+  libtinymesa.so, called through tinygrad's ctypes bindings, gpu_id 630, with
+  mesa's own `print_raw` as the no-match callback), and
+* by `wavejit ir3 disasm`,
 
-Lines are compared exactly. The only normalization is structural: mesa's
-pre-instruction callback writes a marker before each instruction and the marker
-and the single newline that ends each instruction are removed; the instruction
-text is never touched. Exit status 1 on any mismatch (or when the two sides
-disagree on instruction counts), 2 on setup errors.
+in both of mesa's modes:
+
+* plain (branch_labels off, branches print as relative `#N`): compared word by
+  word. Mesa's pre-instruction callback writes a marker before each instruction;
+  the marker and the single newline that ends each instruction are removed, the
+  instruction text is never touched.
+* labels (branch_labels on, `lN:` lines and `#lN` targets, what freedreno tools
+  print; `wavejit ir3 disasm --labels`): the whole listing of every distinct
+  binary is compared as one text, byte for byte.
+
+Exit status 1 on any mismatch (or when the two sides disagree on instruction
+counts), 2 on setup errors.
 
 Usage (repo root; needs tinygrad==0.14.0 tinymesa==25.2.7.2 numpy):
   python tests/tinygrad/disasm_compare/compare.py --wavejit target/release/wavejit
@@ -41,26 +48,37 @@ DEV_IMAGE = "NULL:IR3:a630,IMAGE_PITCH_ALIGNMENT=64"
 # ---------------------------------------------------------------- collector side
 
 
-def mesa_disasm(code: bytes) -> list[str]:
-  """Mesa's own text for each 64-bit instruction of `code`, in order."""
+def mesa_run(code: bytes, labels: bool, pre_instr=None) -> str:
+  """Everything mesa's ir3_isa_disasm prints for `code`."""
   import ctypes
   from tinygrad.runtime.autogen import libc, mesa
 
   with tempfile.TemporaryFile("w+b") as tf:
     fp = libc.fdopen(os.dup(tf.fileno()), b"w")
     mesa_fp = ctypes.cast(fp, ctypes.POINTER(mesa.struct__IO_FILE))
-
-    # Marks where each instruction starts (mesa prints its text right after).
-    @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
-    def pre_instr(_data, n, _instr):
-      libc.fputs(f"\x01{n}\x02".encode(), fp)
-
-    opts = mesa.struct_isa_decode_options(GPU_ID, True, 0, False, pre_instr_cb=pre_instr)
+    kw = {} if pre_instr is None else {"pre_instr_cb": pre_instr(libc, fp)}
+    opts = mesa.struct_isa_decode_options(GPU_ID, True, 0, labels, **kw)
+    # Undecodable words: mesa's own raw-line printer (what its disasm tests use).
+    opts.no_match_cb = ctypes.cast(mesa.dll["print_raw"], type(opts.no_match_cb))
     mesa.ir3_isa_disasm(code, len(code), mesa_fp, opts)
     libc.fflush(fp)
     libc.fclose(fp)
     tf.seek(0)
-    raw = tf.read().decode()
+    return tf.read().decode()
+
+
+def mesa_disasm(code: bytes) -> list[str]:
+  """Mesa's own text for each 64-bit instruction of `code`, in order (plain mode)."""
+  import ctypes
+
+  def marker(libc, fp):
+    # Marks where each instruction starts (mesa prints its text right after).
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+    def pre_instr(_data, n, _instr):
+      libc.fputs(f"\x01{n}\x02".encode(), fp)
+    return pre_instr
+
+  raw = mesa_run(code, False, marker)
 
   if raw and not raw.startswith("\x01"):
     raise RuntimeError(f"mesa printed text before the first instruction: {raw[:80]!r}")
@@ -103,7 +121,8 @@ def collect(names: list[str], out_path: str) -> None:
     except Exception as err:  # noqa: BLE001 - report and stop; a workload must not swallow it
       print(f"error: mesa disassembly of {current['workload']}/{name} failed: {err}", file=sys.stderr)
       os._exit(3)
-    kernels.append({"workload": current["workload"], "name": name, "code": code.hex(), "mesa": text})
+    kernels.append({"workload": current["workload"], "name": name, "code": code.hex(), "mesa": text,
+                    "mesa_labels": mesa_run(code, True)})
     return lib
 
   IR3Compiler.compile_cached = compile_hook
@@ -186,6 +205,25 @@ def wavejit_disasm(binary: str, words: list[int], workdir: str) -> dict[int, str
   return out
 
 
+def wavejit_labels(binary: str, code: bytes, workdir: str) -> str:
+  """wavejit's whole listing of one binary in label mode."""
+  path = os.path.join(workdir, "kernel.bin")
+  with open(path, "wb") as f:
+    f.write(code)
+  res = subprocess.run([binary, "ir3", "disasm", "--labels", path], capture_output=True, text=True)
+  if res.returncode != 0:
+    return f"<wavejit error {res.returncode}: {res.stderr.strip()}>"
+  return res.stdout
+
+
+def first_difference(a: str, b: str) -> str:
+  la, lb = a.split("\n"), b.split("\n")
+  for i, (x, y) in enumerate(zip(la, lb)):
+    if x != y:
+      return f"line {i + 1}: mesa {x!r} wavejit {y!r}"
+  return f"mesa {len(la)} lines, wavejit {len(lb)} lines"
+
+
 def mnemonic(text: str) -> str:
   """First word after the (flags) prefix, for the coverage summary."""
   rest = text
@@ -228,6 +266,15 @@ def main() -> int:
           return 2
     words = sorted(mesa_of)
     ours = wavejit_disasm(args.wavejit, words, workdir)
+    # Label mode depends on each word's place: every distinct binary as a whole.
+    bad_labels = []
+    label_lines = 0
+    for k in unique.values():
+      code = bytes.fromhex(k["code"])
+      theirs = wavejit_labels(args.wavejit, code, workdir)
+      label_lines += k["mesa_labels"].count("\n")
+      if theirs != k["mesa_labels"]:
+        bad_labels.append(f"{k['workload']}/{k['name']}: {first_difference(k['mesa_labels'], theirs)}")
 
   if args.save_words:
     with open(args.save_words, "w") as f:
@@ -252,13 +299,21 @@ def main() -> int:
   print(f"instructions: {instructions} compared, {len(words)} distinct words, {len(mnemonics)} distinct mnemonics")
   print(f"mnemonics: {' '.join(sorted(mnemonics))}")
   print(f"time: collect {collected - start:.1f}s, total {time.perf_counter() - start:.1f}s")
+  print(f"label mode: {len(unique)} listings, {label_lines} lines compared")
+  status = 0
   if bad_words:
     print(f"MISMATCH: {len(bad_words)} distinct words, {bad_instr} instructions")
     for w in bad_words:
       print(f"  0x{w:016x} ({first_seen[w]})\n    mesa:    {mesa_of[w]}\n    wavejit: {ours[w]}")
-    return 1
-  print("mismatches: 0")
-  return 0
+    status = 1
+  if bad_labels:
+    print(f"MISMATCH (label mode): {len(bad_labels)} of {len(unique)} listings")
+    for b in bad_labels:
+      print(f"  {b}")
+    status = 1
+  if status == 0:
+    print("mismatches: 0 (plain and label mode)")
+  return status
 
 
 if __name__ == "__main__":

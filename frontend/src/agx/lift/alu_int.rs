@@ -248,9 +248,10 @@ fn add(ctx: &mut Ctx, instr: &Instr, d: &Operand) -> Result<Value, LiftError> {
     })
 }
 
-/// Sign extension requested by an operand (8-bit immediates are never extended).
+/// Whether an operand makes saturation signed: any source with sx, an 8-bit immediate
+/// too (§5.2; its value is still zero-extended, `read_int` leaves immediates alone).
 fn is_sx(op: &Operand) -> bool {
-    op.sx && !matches!(op.kind, crate::agx::OperandKind::Imm)
+    op.sx
 }
 
 /// imadd/imsub/imul: `D = A*B + (±C << s)`.
@@ -340,7 +341,12 @@ fn shift(ctx: &mut Ctx, instr: &Instr) -> Result<Value, LiftError> {
     // Shl/Shr are bfi/bfeil with A = 0 and m = 0; their operands are B, C.
     let (a, b, c) = match instr.opcode {
         Shl | Shr => (ctx.i64c(0), read(ctx, 0)?, read(ctx, 1)?),
-        Asr | Asrh => (read(ctx, 0)?, read(ctx, 1)?, ctx.i64c(0)),
+        // asr/asrh sign-extend A from its own size (a 16-bit r1l too; §5.4, test_shift [HW]).
+        Asr | Asrh => {
+            let op = src(instr, 0)?;
+            let a = ctx.read_int(&op, Type::I32, true)?;
+            (ctx.resize(a, Type::I64, false), read(ctx, 1)?, ctx.i64c(0))
+        }
         _ => (read(ctx, 0)?, read(ctx, 1)?, read(ctx, 2)?),
     };
     let m = instr.imm(ImmField::Bitmask).unwrap_or(0) as u32;

@@ -248,6 +248,9 @@ fn device(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
     let base = ctx.read_int(&base_op, Type::I64, false)?;
     let align = ctx.i64c(!(esz - 1));
     let base = ctx.bin(IBinOp::And, base, align);
+    // [MODEL] bit 25 extends a 16-bit immediate index too: 1 = zero-, 0 = sign-extend
+    // (AGX2.xml memindex; Mesa sets it for unsigned 16-bit indices). applegpu always
+    // sign-extends immediates, untested on hardware.
     let index = ctx.read_int(&index_op, Type::I64, index_op.sx)?;
     let s = ctx.i64c(u64::from(shift));
     let index = ctx.bin(IBinOp::Shl, index, s);

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::LiftError;
 use super::consts::ConstTracker;
 use super::trap::TrapCause;
-use crate::rv32::{Instr, decode};
+use crate::rv32::{Instr, decode_for_execution};
 
 /// How a guest block ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub fn discover(
                 slots.insert(pc, Slot::Bad(None, TrapCause::FetchFault));
                 break;
             };
-            let instr = match decode(word, pc) {
+            let instr = match decode_for_execution(word, pc) {
                 Ok(i) => i,
                 Err(e) => {
                     slots.insert(

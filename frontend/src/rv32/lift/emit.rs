@@ -56,7 +56,7 @@ pub struct Emitter<'a> {
     /// Variables written somewhere (the hub's parameters).
     pub written_vars: Vec<usize>,
     pub hub: Option<Hub>,
-    pub watchdog: Option<Block>,
+    pub watchdog: BTreeMap<Option<u32>, Block>,
     pub pro: Option<Prologue>,
     /// Ranges of the x registers at each guest block's entry, and at the
     /// current instruction.
@@ -95,7 +95,7 @@ impl<'a> Emitter<'a> {
             blocks: BTreeMap::new(),
             written_vars: Vec::new(),
             hub: None,
-            watchdog: None,
+            watchdog: BTreeMap::new(),
             pro: None,
             ranges_in: BTreeMap::new(),
             ranges: RangeState::unknown(),
@@ -276,16 +276,17 @@ impl<'a> Emitter<'a> {
         call
     }
 
+    /// The cycle-limit trap of the block ending at the current pc: one per
+    /// checking block, so the fault names the instruction (the block's last)
+    /// at which the lane was found over the limit.
     fn watchdog_block(&mut self) -> Block {
-        if let Some(b) = self.watchdog {
+        if let Some(&b) = self.watchdog.get(&self.pc) {
             return b;
         }
         let limit = self.opts.cycle_limit.unwrap_or(u32::MAX);
-        let code = self.site(TrapCause::CycleLimit { limit }, None, None);
-        let saved_pc = self.pc.take();
+        let code = self.site(TrapCause::CycleLimit { limit }, self.pc, self.word);
         let b = self.trap_block(code);
-        self.pc = saved_pc;
-        self.watchdog = Some(b);
+        self.watchdog.insert(self.pc, b);
         b
     }
 

@@ -52,7 +52,8 @@ impl fmt::Display for TrapCause {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrapSite {
     pub cause: TrapCause,
-    /// Guest pc of the instruction (None for the shared cycle-limit check).
+    /// Guest pc of the instruction (for the cycle limit: the last instruction of
+    /// the block whose end found the lane over the limit).
     pub pc: Option<u32>,
     /// The instruction word at `pc`, when it could be fetched.
     pub word: Option<u32>,
