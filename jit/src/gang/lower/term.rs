@@ -40,12 +40,15 @@ impl GLower<'_, '_> {
             .iter()
             .map(|(_, call)| self.splat(i64::from(self.plan.block_pc[call.block]), false))
             .collect();
+        // The edges' masks partition the execution mask (each active lane
+        // takes one edge), and `set_pcs` keeps the inactive lanes' pcs: the
+        // last edge's target needs no select.
         self.set_pcs(|this, k| {
-            let lane0 = this.chunk()?.lane0;
-            let pcs = this.ctx_load(types::I64, off::PC);
-            let p = this.lane_ptr(pcs, lane0, k);
-            let mut x = this.b.ins().load(types::I32X4, guest(), p, 0);
-            for ((m, _), &t) in edges.iter().zip(&targets) {
+            let Some((&last, rest)) = targets.split_last() else {
+                return Err(JitError::Malformed("terminator without edges"));
+            };
+            let mut x = last;
+            for ((m, _), &t) in edges.iter().zip(rest) {
                 x = this.b.ins().bitselect(m[k], t, x);
             }
             Ok(x)
