@@ -477,3 +477,70 @@ block0:
         }
     }
 }
+
+/// Waves that park and are released as one word keep the interpreter's
+/// wave order: in a loop with a barrier, every lane reads the shared word
+/// of lane li + 8 (mod the workgroup) and then writes its own, a race
+/// across waves whose result is the order in which the waves ran each
+/// region (checked against a model of wave-after-wave, loads before the
+/// store within a wave). Workgroups of 40 lanes leave a partial last wave.
+#[test]
+fn waves_released_as_one_word_keep_the_wave_order() {
+    let k = parse(&format!(
+        "kernel @wave_order shared 256 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 0
+  store.shared.i32 v8, v0
+  jump block1(v20)
+
+block1(v21: i32):
+  barrier
+  v22 = const.i32 8
+  v23 = iadd.i32 v0, v22
+  v24 = urem.i32 v23, v2
+  v25 = shl.i32 v24, v7
+  v26 = load.shared.i32 v25
+  v27 = const.i32 3
+  v28 = imul.i32 v26, v27
+  v29 = iadd.i32 v28, v21
+  store.shared.i32 v8, v29
+  v30 = const.i32 1
+  v31 = iadd.i32 v21, v30
+  v32 = const.i32 5
+  v33 = icmp.ult.i32 v31, v32
+  br v33, block1(v31), block2
+
+block2:
+  barrier
+  v34 = load.shared.i32 v8
+  store.global.i32 v6, v34
+  exit
+}}
+"
+    ));
+    let wg = 40usize;
+    for wave in [8usize, 16, 32, 64] {
+        let mut d = Dispatch::new([3, 1, 1], [wg as u32, 1, 1]);
+        d.wave_size = wave as u32;
+        let out = compare(&k, &d, &vec![0; 4 * 3 * wg], &[]);
+        assert_eq!(out.fault, None);
+        let got = u32s(&out.memory);
+        let mut sh: Vec<u32> = (0..wg as u32).collect();
+        for round in 0..5u32 {
+            for w in (0..wg).step_by(wave) {
+                let lanes = w..(w + wave).min(wg);
+                let read: Vec<u32> = lanes.clone().map(|l| sh[(l + 8) % wg]).collect();
+                for (l, x) in lanes.zip(read) {
+                    sh[l] = x.wrapping_mul(3).wrapping_add(round);
+                }
+            }
+        }
+        for g in 0..3 {
+            assert_eq!(
+                &got[g * wg..(g + 1) * wg],
+                &sh[..],
+                "workgroup {g}, waves of {wave}"
+            );
+        }
+    }
+}
