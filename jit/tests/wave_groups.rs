@@ -83,7 +83,7 @@ block2:
         for (i, &v) in got.iter().enumerate() {
             let li = (i % wg as usize) as u32;
             let neighbour = li ^ 1;
-            let want = if li % 2 == 0 && neighbour < wg {
+            let want = if li.is_multiple_of(2) && neighbour < wg {
                 100 + neighbour
             } else {
                 0
@@ -540,6 +540,61 @@ block2:
                 &got[g * wg..(g + 1) * wg],
                 &sh[..],
                 "workgroup {g}, waves of {wave}"
+            );
+        }
+    }
+}
+
+/// A converged wave counts a uniform loop's edges once per wave (deferred)
+/// while its largest step count leaves room; near the step limit it counts
+/// lane by lane again, so the watchdog fires on the same lane and block as
+/// the interpreter's. Odd lanes take one more edge before the loop, so the
+/// lanes' counts differ by one when they meet, and every limit around the
+/// loop's length is tried.
+#[test]
+fn deferred_steps_meet_the_watchdog_where_lanes_would() {
+    let k = parse(&format!(
+        "kernel @deferred shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 1
+  v21 = and.i32 v0, v20
+  v22 = const.i32 0
+  v23 = icmp.ne.i32 v21, v22
+  br v23, block1, block2(v22)
+
+block1:
+  jump block2(v20)
+
+block2(v30: i32):
+  v31 = iadd.i32 v30, v20
+  jump block3(v31)
+
+block3(v32: i32):
+  v33 = const.i32 3
+  v34 = imul.i32 v32, v33
+  v37 = iadd.i32 v32, v20
+  v38 = const.i32 40
+  v39 = icmp.ult.i32 v37, v38
+  br v39, block2(v34), block4
+
+block4:
+  store.global.i32 v6, v32
+  exit
+}}
+"
+    ));
+    for limit in [1u64, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 20, 1000] {
+        let mut d = Dispatch::new([2, 1, 1], [48, 1, 1]);
+        d.wave_size = 16;
+        d.step_limit = limit;
+        let out = compare(&k, &d, &vec![0; 4 * 96], &[]);
+        if limit >= 1000 {
+            assert_eq!(out.fault, None);
+        } else if let Some(f) = &out.fault {
+            assert!(
+                matches!(f.kind, FaultKind::Watchdog { .. }),
+                "step limit {limit}: {:?}",
+                f.kind
             );
         }
     }

@@ -78,6 +78,10 @@ pub struct GangCtx {
     /// One state word per wave of the batch, slot by slot ([`WAVE_LANES`]):
     /// set by the compiled code at the start of a batch.
     pub wave_state: *mut u32,
+    /// Two words per wave of the batch: the deferred steps and the largest
+    /// step count of a wave parked as one word (the compiled code's
+    /// `St::Defer` and `St::MaxSteps`, kept while it is parked).
+    pub wave_steps: *mut u32,
 }
 
 pub use crate::abi::GcEntry;
@@ -112,4 +116,5 @@ pub mod off {
     pub const FAULTED: i32 = offset_of!(GangCtx, faulted) as i32;
     pub const WAVES_PER_SLOT: i32 = offset_of!(GangCtx, waves_per_slot) as i32;
     pub const WAVE_STATE: i32 = offset_of!(GangCtx, wave_state) as i32;
+    pub const WAVE_STEPS: i32 = offset_of!(GangCtx, wave_steps) as i32;
 }

@@ -41,6 +41,7 @@ pub struct GangBuffers {
     lane_id: Vec<u32>,
     wave_id: Vec<u32>,
     wave_state: Vec<u32>,
+    wave_steps: Vec<u32>,
     group: Vec<[u32; 4]>,
     shared: Vec<u8>,
     shared_ptr: Vec<u64>,
@@ -95,8 +96,9 @@ impl<'a> GangRunner<'a> {
         }
         fill(&mut bufs.lane_id, &|l| ((l % wg_lanes) % wave) as u32);
         fill(&mut bufs.wave_id, &|l| ((l % wg_lanes) / wave) as u32);
-        bufs.wave_state
-            .resize(slots * wg_lanes.div_ceil(wave), WAVE_LANES);
+        let waves = slots * wg_lanes.div_ceil(wave);
+        bufs.wave_state.resize(waves, WAVE_LANES);
+        bufs.wave_steps.resize(2 * waves, 0);
         bufs.group.resize(slots, [0; 4]);
         bufs.shared.resize(c.shared_bytes * slots, 0);
         let base = bufs.shared.as_mut_ptr() as u64;
@@ -171,6 +173,7 @@ impl<'a> GangRunner<'a> {
             faulted: 0,
             waves_per_slot: self.wg_lanes.div_ceil(d.wave_size.max(1) as usize) as u32,
             wave_state: b.wave_state.as_mut_ptr(),
+            wave_steps: b.wave_steps.as_mut_ptr(),
         }
     }
 

@@ -87,10 +87,20 @@ enum St {
     /// branch taken by a converged wave) the next pc is one of the two, and
     /// the groups join without a look at the pc array.
     Pend = 48,
+    /// Steps every lane of a converged wave took that its `steps` entries
+    /// do not hold yet (counted once per edge instead of per lane).
+    Defer = 52,
+    /// The largest `steps` entry of the converged wave's lanes, or
+    /// [`STEPS_UNKNOWN`] (looked up when needed).
+    MaxSteps = 56,
+    /// Nonzero while the current segment counts its edge in [`St::Defer`].
+    Deferring = 60,
 }
 
 /// Bytes of the [`St`] slot.
-const ST_BYTES: u32 = 52;
+const ST_BYTES: u32 = 64;
+/// [`St::MaxSteps`] not known.
+const STEPS_UNKNOWN: u32 = u32::MAX;
 
 const UNI_START: u32 = u32::MAX - 1;
 const UNI_NONE: u32 = u32::MAX;
@@ -190,6 +200,10 @@ pub(crate) struct GLower<'a, 'b> {
     /// The scheduler's dispatch on a pc (`fn(pc)`), for segments that know
     /// the wave's next pc without looking.
     dispatch_at: Option<ir::Block>,
+    /// The segment being emitted may defer its steps ([`St::Deferring`]).
+    defers: bool,
+    /// The kernel has edges, so lanes count steps.
+    steps_counted: bool,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -459,6 +473,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             held: None,
             chunk_mask: None,
             dispatch_at: None,
+            defers: false,
+            steps_counted: kernel
+                .blocks
+                .values()
+                .any(|b| !matches!(b.term, Some(wj::Terminator::Exit))),
         };
         lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -478,6 +497,13 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b
             .ins()
             .stack_store(types::I64, x, self.state, f as i32);
+    }
+
+    /// Address of the current wave's two words of parked step counts.
+    fn wave_steps_ptr(&mut self) -> ir::Value {
+        let wix = self.st_load(St::Wix);
+        let i = self.b.ins().ishl_imm_s(wix, 1);
+        self.word_ptr(off::WAVE_STEPS, i)
     }
 
     /// Address of the current wave's state word.
@@ -684,6 +710,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.dispatch_at = Some(dispatch_at);
         let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
         self.st_store(St::Pend, none);
+        if self.steps_counted {
+            let zero = self.iconst(types::I32, 0);
+            self.st_store(St::Defer, zero);
+            let unknown = self.iconst(types::I32, i64::from(STEPS_UNKNOWN as i32));
+            self.st_store(St::MaxSteps, unknown);
+        }
         let resume = if self.barriers {
             self.b.create_block()
         } else {
@@ -706,6 +738,13 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.switch_to_block(go);
             let lanes = self.iconst(types::I32, i64::from(WAVE_LANES as i32));
             self.b.ins().store(MemFlagsData::trusted(), lanes, p, 0);
+            if self.steps_counted {
+                let q = self.wave_steps_ptr();
+                let d = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 0);
+                let m = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 4);
+                self.st_store(St::Defer, d);
+                self.st_store(St::MaxSteps, m);
+            }
             let one = self.iconst(types::I32, 1);
             self.st_store(St::Conv, one);
             self.b.ins().jump(dispatch_at, &[s.into()]);
@@ -748,6 +787,10 @@ impl<'a, 'b> GLower<'a, 'b> {
 
         // sched: the lowest runnable pc of the wave.
         self.b.switch_to_block(sched);
+        if self.steps_counted {
+            // The wave may be converged no longer: its lanes count their own.
+            self.flush_deferred_steps();
+        }
         let pcmin = self.wave_min_pc()?;
         let idle =
             self.b
@@ -823,6 +866,14 @@ impl<'a, 'b> GLower<'a, 'b> {
                 let lanes = self.b.create_block();
                 self.b.ins().brif(whole, one_word, &[], lanes, &[]);
                 self.b.switch_to_block(one_word);
+                if self.steps_counted {
+                    // Kept with the wave until it resumes.
+                    let p = self.wave_steps_ptr();
+                    let d = self.st_load(St::Defer);
+                    let m = self.st_load(St::MaxSteps);
+                    self.b.ins().store(MemFlagsData::trusted(), d, p, 0);
+                    self.b.ins().store(MemFlagsData::trusted(), m, p, 4);
+                }
                 let pc = self.st_load(St::Pc);
                 let parked = self.b.ins().bor_imm_s(pc, i64::from(PARKED as i32));
                 let p = self.wave_state_ptr();
@@ -1212,6 +1263,11 @@ impl<'a, 'b> GLower<'a, 'b> {
 
     /// The unsigned minimum of `m`'s four lanes: swap halves, then neighbours.
     fn horizontal_umin(&mut self, m: ir::Value) -> ir::Value {
+        self.horizontal(m, false)
+    }
+
+    /// The unsigned minimum (or with `max`, maximum) of `m`'s four lanes.
+    fn horizontal(&mut self, m: ir::Value, max: bool) -> ir::Value {
         let bytes = |order: [u8; 4]| -> Vec<u8> {
             order
                 .iter()
@@ -1229,9 +1285,166 @@ impl<'a, 'b> GLower<'a, 'b> {
             let bm = self.bytes_of(m);
             let s = self.b.ins().shuffle(bm, bm, imm);
             let s = self.i32x4_of(s);
-            m = self.b.ins().umin(m, s);
+            m = if max {
+                self.b.ins().umax(m, s)
+            } else {
+                self.b.ins().umin(m, s)
+            };
         }
         self.b.ins().extractlane(m, 0)
+    }
+
+    /// A loop over the current wave's lanes four at a time: `f(this,
+    /// pointer offset (i64 bytes from lane 0), lanes-left splat)`.
+    fn wave_quads(
+        &mut self,
+        mut f: impl FnMut(&mut Self, ir::Value, ir::Value, &mut [ir::Value]),
+        carried: &[ir::Value],
+    ) -> Vec<ir::Value> {
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let j = self.b.append_block_param(head, types::I32);
+        let acc: Vec<ir::Value> = carried
+            .iter()
+            .map(|&c| {
+                let ty = self.b.func.dfg.value_type(c);
+                self.b.append_block_param(head, ty)
+            })
+            .collect();
+        let out: Vec<ir::Value> = carried
+            .iter()
+            .map(|&c| {
+                let ty = self.b.func.dfg.value_type(c);
+                self.b.append_block_param(done, ty)
+            })
+            .collect();
+        let zero = self.iconst(types::I32, 0);
+        let mut args: Vec<ir::BlockArg> = vec![zero.into()];
+        args.extend(carried.iter().map(|&c| ir::BlockArg::from(c)));
+        self.b.ins().jump(head, &args);
+        self.b.switch_to_block(head);
+        let n = self.st_load(St::N);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, j, n);
+        let acc_args: Vec<ir::BlockArg> = acc.iter().map(|&c| c.into()).collect();
+        self.b.ins().brif(past, done, &acc_args, body, &[]);
+        self.b.switch_to_block(body);
+        let base = self.st_load(St::Base);
+        let lane = self.b.ins().iadd(base, j);
+        let lane = self.b.ins().uextend(types::I64, lane);
+        let offs = self.b.ins().ishl_imm_s(lane, 2);
+        let left = self.lanes_left(j, n);
+        let mut acc2 = acc.clone();
+        f(self, offs, left, &mut acc2);
+        let j2 = self.b.ins().iadd_imm_s(j, 4);
+        let mut next: Vec<ir::BlockArg> = vec![j2.into()];
+        next.extend(acc2.iter().map(|&c| ir::BlockArg::from(c)));
+        self.b.ins().jump(head, &next);
+        self.b.switch_to_block(done);
+        out
+    }
+
+    /// The largest `steps` entry of the current wave's lanes.
+    fn wave_max_steps(&mut self) -> ir::Value {
+        let zero = self.iconst(types::I32, 0);
+        let zv = self.b.ins().splat(types::I32X4, zero);
+        let out = self.wave_quads(
+            |this, offs, left, acc| {
+                let steps = this.ctx_load(types::I64, off::STEPS);
+                let p = this.b.ins().iadd(steps, offs);
+                let x = this.b.ins().load(types::I32X4, guest(), p, 0);
+                let v = this.valid(left, 0);
+                let zero = this.splat(0, false);
+                let x = this.b.ins().bitselect(v, x, zero);
+                acc[0] = this.b.ins().umax(acc[0], x);
+            },
+            &[zv],
+        );
+        self.horizontal(out[0], true)
+    }
+
+    /// Adds the converged wave's deferred steps ([`St::Defer`]) to its
+    /// lanes' `steps` entries, if any.
+    fn flush_deferred_steps(&mut self) {
+        let d = self.st_load(St::Defer);
+        let add = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(d, add, &[], done, &[]);
+        self.b.switch_to_block(add);
+        let dv = self.b.ins().splat(types::I32X4, d);
+        self.wave_quads(
+            |this, offs, left, _| {
+                let steps = this.ctx_load(types::I64, off::STEPS);
+                let p = this.b.ins().iadd(steps, offs);
+                let x = this.b.ins().load(types::I32X4, guest(), p, 0);
+                let y = this.b.ins().iadd(x, dv);
+                let v = this.valid(left, 0);
+                let y = this.b.ins().bitselect(v, y, x);
+                this.b.ins().store(guest(), y, p, 0);
+            },
+            &[],
+        );
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Defer, zero);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// At a segment's start: whether it counts its edge as one deferred step
+    /// of the converged wave instead of one per lane ([`St::Deferring`]).
+    /// Only a converged wave of a clean batch whose largest step count plus
+    /// the deferred ones leaves room for this edge defers: then no lane can
+    /// pass the limit on it, and the watchdog has nothing to find. Anything
+    /// else first adds the deferred steps to every lane and counts per lane.
+    fn decide_deferral(&mut self, capable: bool) {
+        let unknown = self.iconst(types::I32, i64::from(STEPS_UNKNOWN as i32));
+        let zero = self.iconst(types::I32, 0);
+        let per_lane = self.b.create_block();
+        let done = self.b.create_block();
+        if capable {
+            let conv = self.st_load(St::Conv);
+            let faulted = self.ctx_load(types::I32, off::FAULTED);
+            let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+            let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
+            let ok = self.b.ins().band(conv, clean);
+            let check = self.b.create_block();
+            let scan = self.b.create_block();
+            let have = self.b.create_block();
+            let m = self.b.append_block_param(have, types::I32);
+            self.b.ins().brif(ok, check, &[], per_lane, &[]);
+            self.b.switch_to_block(check);
+            let known = self.st_load(St::MaxSteps);
+            let missing = self.b.ins().icmp(CC::Equal, known, unknown);
+            self.b.ins().brif(missing, scan, &[], have, &[known.into()]);
+            self.b.switch_to_block(scan);
+            let found = self.wave_max_steps();
+            self.st_store(St::MaxSteps, found);
+            self.b.ins().jump(have, &[found.into()]);
+            self.b.switch_to_block(have);
+            let d = self.st_load(St::Defer);
+            let m64 = self.b.ins().uextend(types::I64, m);
+            let d64 = self.b.ins().uextend(types::I64, d);
+            let total = self.b.ins().iadd(m64, d64);
+            let total = self.b.ins().iadd_imm_s(total, 1);
+            let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+            let limit = self.b.ins().uextend(types::I64, limit);
+            let room = self.b.ins().icmp(CC::UnsignedLessThanOrEqual, total, limit);
+            let yes = self.b.create_block();
+            self.b.ins().brif(room, yes, &[], per_lane, &[]);
+            self.b.switch_to_block(yes);
+            let one = self.iconst(types::I32, 1);
+            self.st_store(St::Deferring, one);
+            self.b.ins().jump(done, &[]);
+        } else {
+            self.b.ins().jump(per_lane, &[]);
+        }
+        self.b.switch_to_block(per_lane);
+        self.flush_deferred_steps();
+        // Lanes step one by one here: their largest count is unknown after.
+        self.st_store(St::MaxSteps, unknown);
+        self.st_store(St::Deferring, zero);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     fn bytes_of(&mut self, x: ir::Value) -> ir::Value {
@@ -1550,6 +1763,17 @@ impl<'a, 'b> GLower<'a, 'b> {
     ) -> Result<(), JitError> {
         let seg = self.plan.segments[k].clone();
         let targets = self.successor_pcs(&seg);
+        self.defers = self.steps_counted
+            && self.g > 1
+            && seg.next_pc.is_none()
+            && !seg.self_loop
+            && matches!(
+                self.kernel.blocks[seg.block].term,
+                Some(wj::Terminator::Jump(_) | wj::Terminator::Branch { .. })
+            );
+        if self.steps_counted {
+            self.decide_deferral(self.defers);
+        }
         let after = self.b.create_block();
         // Set by the tracked run, if any.
         let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
@@ -1608,6 +1832,13 @@ impl<'a, 'b> GLower<'a, 'b> {
             r?;
         }
         self.b.switch_to_block(after);
+        if std::mem::replace(&mut self.defers, false) {
+            // Every lane took one edge: one deferred step.
+            let d = self.st_load(St::Defer);
+            let dfr = self.st_load(St::Deferring);
+            let d = self.b.ins().iadd(d, dfr);
+            self.st_store(St::Defer, d);
+        }
         self.wave_scalars.clear();
         self.wave_sites.clear();
         if targets.is_empty() {
@@ -1697,6 +1928,10 @@ impl<'a, 'b> GLower<'a, 'b> {
             let pending = self.b.create_block();
             self.b.ins().brif(conv, both, &[], pending, &[]);
             self.b.switch_to_block(both);
+            if self.steps_counted {
+                // The groups count their own steps.
+                self.flush_deferred_steps();
+            }
             let zero = self.iconst(types::I32, 0);
             self.st_store(St::Conv, zero);
             let hi = self.iconst(types::I32, i64::from(hi as i32));
@@ -1741,6 +1976,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         // Every lane of the wave is at `pend` again.
         let one = self.iconst(types::I32, 1);
         self.st_store(St::Conv, one);
+        if self.steps_counted {
+            let unknown = self.iconst(types::I32, i64::from(STEPS_UNKNOWN as i32));
+            self.st_store(St::MaxSteps, unknown);
+        }
         self.st_store(St::Pend, none);
         self.b.ins().jump(dispatch_at, &[pend.into()]);
         self.b.switch_to_block(apart);

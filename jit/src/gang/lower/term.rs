@@ -53,7 +53,19 @@ impl GLower<'_, '_> {
             }
             Ok(x)
         })?;
-        self.count_steps(&edges)?;
+        if self.defers {
+            // A deferring segment's edge is one step of the whole wave.
+            let dfr = self.st_load(super::St::Deferring);
+            let count = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().brif(dfr, done, &[], count, &[]);
+            self.b.switch_to_block(count);
+            self.cold(|this| this.count_steps(&edges))?;
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(done);
+        } else {
+            self.count_steps(&edges)?;
+        }
         self.note_edges(&term, &edges)
     }
 
