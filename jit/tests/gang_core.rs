@@ -7,16 +7,9 @@
 
 mod support;
 
-use support::{BUF, compare, run_on};
-use wavejit_ir::{Dispatch, FaultKind, Kernel};
+use support::{BUF, compare, parse, run_on, u32s};
+use wavejit_ir::{Dispatch, FaultKind};
 use wavejit_jit::{Core, Jit, JitConfig};
-
-fn parse(text: &str) -> Kernel {
-    match wavejit_ir::text::parse(text) {
-        Ok(k) => k,
-        Err(e) => panic!("test kernel does not parse: {e}"),
-    }
-}
 
 /// The gang core on one thread (its memory after a fault is the
 /// interpreter's), optimized after `lanes` lanes.
@@ -27,12 +20,6 @@ fn one_thread_gang(lanes: u64) -> Jit {
         optimize_after_lanes: lanes,
         ..JitConfig::default()
     })
-}
-
-fn u32s(m: &[u8]) -> Vec<u32> {
-    m.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// The global id as i32 (v3) and the byte address BUF + 4 * id (v6).

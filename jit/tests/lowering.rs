@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{BUF, compare};
+use support::{BUF, compare, u32s};
 use wavejit_ir::{
     AddrSpace, Block, BlockCall, Builder, Builtin, CastOp, Dispatch, FaultKind, IBinOp, IUnOp,
     InstKind, IntCC, Kernel, MemAccess, Type, Value,
@@ -32,12 +32,6 @@ fn lane_addr(b: &mut Builder, scale: u64) -> (Value, Value) {
 
 fn store(b: &mut Builder, space: AddrSpace, ty: Type, addr: Value, v: Value) {
     b.ins(InstKind::Store(MemAccess::scalar(space, ty)), &[addr, v]);
-}
-
-fn u32s(m: &[u8]) -> Vec<u32> {
-    m.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 #[test]

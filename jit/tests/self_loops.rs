@@ -6,16 +6,9 @@
 
 mod support;
 
-use support::{BUF, RO, compare};
+use support::{BUF, RO, compare, parse, u32s};
 use wavejit_ir::{Dispatch, FaultKind, Kernel};
 use wavejit_jit::{Jit, JitConfig};
-
-fn parse(text: &str) -> Kernel {
-    match wavejit_ir::text::parse(text) {
-        Ok(k) => k,
-        Err(e) => panic!("test kernel does not parse: {e}"),
-    }
-}
 
 /// Per-lane loops of `kernel` as the JIT plans it.
 fn per_lane_loops(kernel: &Kernel) -> usize {
@@ -23,12 +16,6 @@ fn per_lane_loops(kernel: &Kernel) -> usize {
         Ok(c) => c.per_lane_loops(),
         Err(e) => panic!("test kernel does not compile: {e}"),
     }
-}
-
-fn u32s(m: &[u8]) -> Vec<u32> {
-    m.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// ro[k] = k for k < 64 (as u32).

@@ -9,21 +9,8 @@
 
 mod support;
 
-use support::compare;
-use wavejit_ir::{Dispatch, FaultKind, Kernel};
-
-fn parse(text: &str) -> Kernel {
-    match wavejit_ir::text::parse(text) {
-        Ok(k) => k,
-        Err(e) => panic!("test kernel does not parse: {e}"),
-    }
-}
-
-fn u32s(m: &[u8]) -> Vec<u32> {
-    m.chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+use support::{compare, parse, u32s};
+use wavejit_ir::{Dispatch, FaultKind};
 
 /// The global id as i32 (v3) and the byte address BUF + 4 * id (v6).
 const PROLOGUE: &str = "  v0 = local_index

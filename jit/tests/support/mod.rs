@@ -226,3 +226,19 @@ fn first_diff<'a>(a: &'a [u8], b: &[u8]) -> Option<(usize, &'a [u8])> {
     let start = i & !7;
     Some((start, &a[start..(start + 16).min(a.len())]))
 }
+
+/// Parses IR text of a test kernel (a test kernel that does not parse is a
+/// bug of the test).
+pub fn parse(text: &str) -> Kernel {
+    match wavejit_ir::text::parse(text) {
+        Ok(k) => k,
+        Err(e) => panic!("test kernel does not parse: {e}"),
+    }
+}
+
+/// Little-endian words of a memory image.
+pub fn u32s(m: &[u8]) -> Vec<u32> {
+    m.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
