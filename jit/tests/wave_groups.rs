@@ -83,7 +83,7 @@ block2:
         for (i, &v) in got.iter().enumerate() {
             let li = (i % wg as usize) as u32;
             let neighbour = li ^ 1;
-            let want = if li % 2 == 0 && neighbour < wg {
+            let want = if li.is_multiple_of(2) && neighbour < wg {
                 100 + neighbour
             } else {
                 0
