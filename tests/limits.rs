@@ -234,3 +234,64 @@ fn cli_agx_run_with_huge_threadgroup_memory_is_a_clear_error() {
         "{err}"
     );
 }
+
+/// An ELF32 RISC-V executable of one PT_LOAD segment at 0: `words` nops then an
+/// ebreak as its file bytes, `memsz` bytes in memory.
+fn rv32_elf(words: usize, memsz: u32) -> Vec<u8> {
+    let mut code: Vec<u8> = std::iter::repeat_n(0x0000_0013u32, words)
+        .chain([0x0010_0073])
+        .flat_map(u32::to_le_bytes)
+        .collect();
+    let filesz = code.len() as u32;
+    let mut out = b"\x7fELF\x01\x01\x01\0".to_vec();
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    out.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes()); // e_entry
+    out.extend_from_slice(&52u32.to_le_bytes()); // e_phoff
+    out.extend_from_slice(&0u32.to_le_bytes()); // e_shoff
+    out.extend_from_slice(&2u32.to_le_bytes()); // e_flags
+    for h in [52u16, 32, 1, 40, 0, 0] {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    // PT_LOAD: offset, vaddr, paddr, filesz, memsz, flags (rwx), align.
+    for v in [1u32, 84, 0, 0, filesz, memsz, 7, 4] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.append(&mut code);
+    out
+}
+
+/// `wavejit rv32 run FILE` with the address space limited to 1 GiB, so that an
+/// allocation sized by the file's p_memsz aborts instead of passing unnoticed.
+fn rv32_run_limited(elf: &[u8], name: &str) -> (Option<i32>, String) {
+    let p = std::env::temp_dir().join(format!("wavejit-limits-{}-{name}", std::process::id()));
+    std::fs::write(&p, elf).expect("temp file");
+    let out = Command::new("sh")
+        .args(["-c", "ulimit -v 1048576 && exec \"$0\" rv32 run \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_wavejit"))
+        .arg(&p)
+        .output()
+        .expect("sh runs");
+    let _ = std::fs::remove_file(&p);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_rv32_segment_larger_than_vram_is_refused_before_it_is_allocated() {
+    // The control: the same 4.9 KB program with an honest p_memsz runs in 1 GiB.
+    let (code, err) = rv32_run_limited(&rv32_elf(1200, 4804), "small.elf");
+    assert_eq!(code, Some(0), "{err}");
+    let elf = rv32_elf(1200, 0xf000_0000);
+    assert_eq!(elf.len(), 4888);
+    let (code, err) = rv32_run_limited(&elf, "huge.elf");
+    assert!(
+        err.contains("segment 0x0..0xf0000000 does not fit the 0x4000000-byte VRAM"),
+        "{err}"
+    );
+    assert_eq!(code, Some(1), "{err}");
+}

@@ -30,6 +30,6 @@ pub use fault::{Fault, FaultKind, LaneId};
 pub use float_mode::{Denorm, FloatMode, NanMode, Round};
 pub use inst::*;
 pub use kernel::{BlockData, Builder, InstData, Kernel, SrcLoc, ValueData, ValueDef};
-pub use memory::{Access, AccessCause, GlobalMemory, NoGlobalMemory, Region};
+pub use memory::{Access, AccessCause, GlobalMemory, NoGlobalMemory, Pinned, Region};
 pub use signature::SignatureError;
 pub use types::{FloatFormat, Type};

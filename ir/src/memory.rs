@@ -41,8 +41,10 @@ pub struct Region {
 ///
 /// # Safety
 /// `translate` must return a pointer to `len` bytes that stay valid (and writable
-/// for `Access::Write`) for as long as the allocation is live, i.e. at least for
-/// the duration of the dispatch that asked.
+/// for `Access::Write`) while the memory is pinned ([`GlobalMemory::pin`]), even
+/// if the allocation is freed meanwhile, and for as long as the allocation is live.
+/// The same holds for the host ranges of [`GlobalMemory::regions`]. Engines pin
+/// the memory for the whole of every dispatch ([`Pinned`]).
 pub unsafe trait GlobalMemory: Sync {
     /// Host pointer to `len` bytes at guest address `addr`, if the whole range lies
     /// in one live allocation that permits `access`.
@@ -50,10 +52,19 @@ pub unsafe trait GlobalMemory: Sync {
 
     /// The live allocations, sorted by `start`, for engines that check accesses
     /// inline (the JIT). `None` means "always call `translate`". The regions stay
-    /// valid while the dispatch runs: allocations are not freed during a dispatch.
+    /// valid while the memory is pinned, freed or not.
     fn regions(&self) -> Option<Vec<Region>> {
         None
     }
+
+    /// A dispatch starts: until the matching [`GlobalMemory::unpin`], host bytes
+    /// handed out (by `translate` or `regions`) must stay mapped and their guest
+    /// range must not be given to another allocation, even if freed. Pins nest
+    /// and may come from several threads. Use [`Pinned`] rather than calling this.
+    fn pin(&self) {}
+
+    /// Ends what one [`GlobalMemory::pin`] began.
+    fn unpin(&self) {}
 
     /// Reads `buf.len()` bytes at `addr`.
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), AccessCause> {
@@ -87,6 +98,23 @@ pub unsafe trait GlobalMemory: Sync {
         }
         let p = self.translate(addr, u64::from(bytes), Access::Write)?;
         Ok(crate::semantics::atomic::host_atomic(p, bytes, op, a, b))
+    }
+}
+
+/// A pin of a global memory for the length of a dispatch; unpins when dropped
+/// (also when the dispatch unwinds).
+pub struct Pinned<'a, M: GlobalMemory + ?Sized>(&'a M);
+
+impl<'a, M: GlobalMemory + ?Sized> Pinned<'a, M> {
+    pub fn new(memory: &'a M) -> Pinned<'a, M> {
+        memory.pin();
+        Pinned(memory)
+    }
+}
+
+impl<M: GlobalMemory + ?Sized> Drop for Pinned<'_, M> {
+    fn drop(&mut self) {
+        self.0.unpin();
     }
 }
 

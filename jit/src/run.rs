@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel};
+use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel, Pinned};
 
 use crate::JitError;
 use crate::compiled::Compiled;
@@ -51,6 +51,9 @@ pub fn run_dispatch(
     memory: &dyn GlobalMemory,
     threads: usize,
 ) -> Result<Result<(), Fault>, JitError> {
+    // The runners snapshot region pointers for the whole dispatch; the pin keeps
+    // them mapped even if another thread frees their allocations meanwhile.
+    let _pin = Pinned::new(memory);
     if let Some(code) = c.gang.as_ref().filter(|_| crate::gang::takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
         return Ok(run_batches(c, dispatch, threads, make));

@@ -131,7 +131,9 @@ fn agx_kernel_finds_buffers_in_uniform_pairs() {
         let cells = 96usize;
         let [a, b, out] = [0; 3].map(|_| mem.alloc(4 * cells as u64).expect("buf"));
         let av: Vec<u32> = (0..cells as u32).map(|i| i * 1000).collect();
-        let bv: Vec<u32> = (0..cells as u32).map(|i| 0xffff_fff0 + i).collect();
+        let bv: Vec<u32> = (0..cells as u32)
+            .map(|i| 0xffff_fff0u32.wrapping_add(i))
+            .collect();
         mem.write_u32s(a, &av).expect("a");
         mem.write_u32s(b, &bv).expect("b");
         mem.write_u32s(out, &vec![SENTINEL; cells]).expect("out");

@@ -260,11 +260,25 @@ fn run_kernel(file: &PathBuf, o: &RunOptions) -> Result<ExitCode, CliError> {
         cycle_limit: o.cycle_limit,
         ..DeviceConfig::default()
     };
+    // Sizes come from the file: check them before anything is allocated for
+    // them (a 5 KB ELF may declare a 4 GB p_memsz).
+    for seg in &image.segments {
+        if seg.end() > cfg.vram_size {
+            return Err(format!(
+                "{}: segment {:#x}..{:#x} does not fit the {:#x}-byte VRAM",
+                file.display(),
+                seg.vaddr,
+                seg.end(),
+                cfg.vram_size
+            )
+            .into());
+        }
+    }
     let mut dev = GpgpuDevice::new(cfg)?;
     for seg in &image.segments {
-        let mut data = seg.data.clone();
-        data.resize(seg.mem_size as usize, 0);
-        bar2_write(&mut dev, seg.vaddr, &data, &file.display().to_string())?;
+        // Only the file bytes: the rest of the segment (p_memsz > p_filesz) is
+        // already zero in a new device's VRAM.
+        bar2_write(&mut dev, seg.vaddr, &seg.data, &file.display().to_string())?;
     }
     for (path, addr) in &o.init {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;

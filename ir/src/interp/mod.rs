@@ -92,6 +92,8 @@ impl Engine for Interpreter {
         memory: &dyn GlobalMemory,
     ) -> Result<(), Fault> {
         dispatch.check(kernel)?;
+        // Frees from other threads wait for the dispatch (see `GlobalMemory::pin`).
+        let _pin = crate::memory::Pinned::new(memory);
         workgroup::run_dispatch(kernel, dispatch, memory)
     }
 }
