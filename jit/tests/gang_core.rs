@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{BUF, compare, parse, run_on, u32s};
+use support::{BUF, PROLOGUE, compare, parse, run_on, u32s};
 use wavejit_ir::{Dispatch, FaultKind};
 use wavejit_jit::{Core, Jit, JitConfig};
 
@@ -21,19 +21,6 @@ fn one_thread_gang(lanes: u64) -> Jit {
         ..JitConfig::default()
     })
 }
-
-/// The global id as i32 (v3) and the byte address BUF + 4 * id (v6).
-const PROLOGUE: &str = "  v0 = local_index
-  v1 = workgroup_id.x
-  v2 = workgroup_size.x
-  v10 = imul.i32 v1, v2
-  v3 = iadd.i32 v10, v0
-  v4 = zext.i32.i64 v3
-  v11 = const.i64 2
-  v5 = shl.i64 v4, v11
-  v12 = const.i64 0x10000000
-  v6 = iadd.i64 v12, v5
-";
 
 /// A NaN made by the host before a store of the same run and read after it:
 /// the run is redone before the store, and the value read after it is the

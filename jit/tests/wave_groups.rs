@@ -9,21 +9,11 @@
 
 mod support;
 
-use support::{compare, parse, u32s};
+use support::{PROLOGUE, compare, parse, u32s};
 use wavejit_ir::{Dispatch, FaultKind};
 
-/// The global id as i32 (v3) and the byte address BUF + 4 * id (v6).
-const PROLOGUE: &str = "  v0 = local_index
-  v1 = workgroup_id.x
-  v2 = workgroup_size.x
-  v10 = imul.i32 v1, v2
-  v3 = iadd.i32 v10, v0
-  v4 = zext.i32.i64 v3
-  v11 = const.i64 2
-  v5 = shl.i64 v4, v11
-  v12 = const.i64 0x10000000
-  v6 = iadd.i64 v12, v5
-  v7 = const.i32 2
+/// After [`PROLOGUE`]: the lane's shared-memory word, 4 * li (v8).
+const SLOT: &str = "  v7 = const.i32 2
   v8 = shl.i32 v0, v7
 ";
 
@@ -39,7 +29,7 @@ fn both_sides_of_a_converged_branch_run_in_pc_order_and_join() {
     let k = parse(&format!(
         "kernel @split_join shared 512 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 1
+{PROLOGUE}{SLOT}  v20 = const.i32 1
   v21 = and.i32 v0, v20
   v22 = const.i32 0
   v23 = icmp.ne.i32 v21, v22
@@ -91,7 +81,7 @@ fn a_group_that_jumps_past_the_other_waits_for_it() {
     let k = parse(&format!(
         "kernel @leapfrog shared 512 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 3
+{PROLOGUE}{SLOT}  v20 = const.i32 3
   v21 = urem.i32 v0, v20
   v22 = const.i32 0
   v23 = icmp.eq.i32 v21, v22
@@ -181,7 +171,7 @@ fn a_group_that_exits_leaves_the_other_to_run_and_pass_a_barrier() {
     let k = parse(&format!(
         "kernel @exit_side shared 512 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 3
+{PROLOGUE}{SLOT}  v20 = const.i32 3
   v21 = and.i32 v0, v20
   v22 = const.i32 1
   v23 = icmp.eq.i32 v21, v22
@@ -276,7 +266,7 @@ fn a_fault_in_one_group_is_the_interpreters() {
     let k = parse(&format!(
         "kernel @fault_side shared 0 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 7
+{PROLOGUE}{SLOT}  v20 = const.i32 7
   v21 = and.i32 v0, v20
   v22 = const.i32 5
   v23 = icmp.eq.i32 v21, v22
@@ -324,7 +314,7 @@ fn the_watchdog_fires_inside_a_group_as_it_would_lane_by_lane() {
     let k = parse(&format!(
         "kernel @dog shared 256 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 0
+{PROLOGUE}{SLOT}  v20 = const.i32 0
   jump block1(v20)
 
 block1(v21: i32):
@@ -372,7 +362,7 @@ fn three_groups_fall_back_to_the_scheduler() {
     let k = parse(&format!(
         "kernel @three shared 512 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 3
+{PROLOGUE}{SLOT}  v20 = const.i32 3
   v21 = urem.i32 v0, v20
   v22 = const.i32 0
   v23 = icmp.eq.i32 v21, v22
@@ -427,7 +417,7 @@ fn nans_past_the_end_of_a_converged_wave_change_nothing() {
     let k = parse(&format!(
         "kernel @tail_nan shared 0 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i64 0x20000000
+{PROLOGUE}{SLOT}  v20 = const.i64 0x20000000
   v21 = iadd.i64 v20, v5
   v22 = load.global.f32 v21
   v23 = const.f32 2.0
@@ -476,7 +466,7 @@ fn waves_released_as_one_word_keep_the_wave_order() {
     let k = parse(&format!(
         "kernel @wave_order shared 256 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 0
+{PROLOGUE}{SLOT}  v20 = const.i32 0
   store.shared.i32 v8, v0
   jump block1(v20)
 
@@ -543,7 +533,7 @@ fn deferred_steps_meet_the_watchdog_where_lanes_would() {
     let k = parse(&format!(
         "kernel @deferred shared 0 private 0 {{
 block0:
-{PROLOGUE}  v20 = const.i32 1
+{PROLOGUE}{SLOT}  v20 = const.i32 1
   v21 = and.i32 v0, v20
   v22 = const.i32 0
   v23 = icmp.ne.i32 v21, v22

@@ -242,3 +242,17 @@ pub fn u32s(m: &[u8]) -> Vec<u32> {
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
+
+/// IR text for the start of a test kernel's entry block: the global id as
+/// i32 (v3) and the byte address BUF + 4 * id (v6).
+pub const PROLOGUE: &str = "  v0 = local_index
+  v1 = workgroup_id.x
+  v2 = workgroup_size.x
+  v10 = imul.i32 v1, v2
+  v3 = iadd.i32 v10, v0
+  v4 = zext.i32.i64 v3
+  v11 = const.i64 2
+  v5 = shl.i64 v4, v11
+  v12 = const.i64 0x10000000
+  v6 = iadd.i64 v12, v5
+";

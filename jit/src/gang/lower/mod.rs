@@ -499,6 +499,16 @@ impl<'a, 'b> GLower<'a, 'b> {
             .stack_store(types::I64, x, self.state, f as i32);
     }
 
+    /// Whether the wave is converged ([`St::Conv`]) and no lane of the batch
+    /// has faulted (i8): what every converged shortcut needs.
+    fn converged_and_clean(&mut self) -> ir::Value {
+        let conv = self.st_load(St::Conv);
+        let faulted = self.ctx_load(types::I32, off::FAULTED);
+        let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+        let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
+        self.b.ins().band(conv, clean)
+    }
+
     /// Address of the current wave's two words of parked step counts.
     fn wave_steps_ptr(&mut self) -> ir::Value {
         let wix = self.st_load(St::Wix);
@@ -857,11 +867,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             if self.kernel.insts[inst].kind == InstKind::Barrier {
                 // A converged wave (every lane here, none faulted in the
                 // batch) parks as one word and has no runnable lane left.
-                let conv = self.st_load(St::Conv);
-                let faulted = self.ctx_load(types::I32, off::FAULTED);
-                let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
-                let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
-                let whole = self.b.ins().band(conv, clean);
+                let whole = self.converged_and_clean();
                 let one_word = self.b.create_block();
                 let lanes = self.b.create_block();
                 self.b.ins().brif(whole, one_word, &[], lanes, &[]);
@@ -1170,29 +1176,20 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Sets the pcs of lanes `base .. base + count` of the batch to `pc`,
     /// four at a time (the last four blended with the next lanes' pcs).
     fn fill_pcs(&mut self, base: ir::Value, count: ir::Value, pc: ir::Value) {
-        let head = self.b.create_block();
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        let j = self.b.append_block_param(head, types::I32);
-        let pcs = self.ctx_load(types::I64, off::PC);
         let pcv = self.b.ins().splat(types::I32X4, pc);
-        let zero = self.iconst(types::I32, 0);
-        self.b.ins().jump(head, &[zero.into()]);
-        self.b.switch_to_block(head);
-        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, j, count);
-        self.b.ins().brif(past, done, &[], body, &[]);
-        self.b.switch_to_block(body);
-        let lane = self.b.ins().iadd(base, j);
-        let lane = self.b.ins().uextend(types::I64, lane);
-        let p = self.lane_ptr(pcs, lane, 0);
-        let left = self.lanes_left(j, count);
-        let v = self.valid(left, 0);
-        let x = self.b.ins().load(types::I32X4, guest(), p, 0);
-        let y = self.b.ins().bitselect(v, pcv, x);
-        self.b.ins().store(guest(), y, p, 0);
-        let j2 = self.b.ins().iadd_imm_s(j, 4);
-        self.b.ins().jump(head, &[j2.into()]);
-        self.b.switch_to_block(done);
+        self.lane_quads(
+            base,
+            count,
+            |this, offs, left, _| {
+                let pcs = this.ctx_load(types::I64, off::PC);
+                let p = this.b.ins().iadd(pcs, offs);
+                let v = this.valid(left, 0);
+                let x = this.b.ins().load(types::I32X4, guest(), p, 0);
+                let y = this.b.ins().bitselect(v, pcv, x);
+                this.b.ins().store(guest(), y, p, 0);
+            },
+            &[],
+        );
     }
 
     /// Pointer to lane `lane0 + 4 * k` of a per-lane u32 array.
@@ -1294,10 +1291,24 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().extractlane(m, 0)
     }
 
-    /// A loop over the current wave's lanes four at a time: `f(this,
-    /// pointer offset (i64 bytes from lane 0), lanes-left splat)`.
+    /// [`GLower::lane_quads`] over the current wave's lanes.
     fn wave_quads(
         &mut self,
+        f: impl FnMut(&mut Self, ir::Value, ir::Value, &mut [ir::Value]),
+        carried: &[ir::Value],
+    ) -> Vec<ir::Value> {
+        let base = self.st_load(St::Base);
+        let n = self.st_load(St::N);
+        self.lane_quads(base, n, f, carried)
+    }
+
+    /// A loop over lanes `base .. base + n` of the batch four at a time:
+    /// `f(this, byte offset of the four from lane 0 (i64), lanes left
+    /// (splat), carried values)`; returns the carried values at the end.
+    fn lane_quads(
+        &mut self,
+        base: ir::Value,
+        n: ir::Value,
         mut f: impl FnMut(&mut Self, ir::Value, ir::Value, &mut [ir::Value]),
         carried: &[ir::Value],
     ) -> Vec<ir::Value> {
@@ -1324,12 +1335,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         args.extend(carried.iter().map(|&c| ir::BlockArg::from(c)));
         self.b.ins().jump(head, &args);
         self.b.switch_to_block(head);
-        let n = self.st_load(St::N);
         let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, j, n);
         let acc_args: Vec<ir::BlockArg> = acc.iter().map(|&c| c.into()).collect();
         self.b.ins().brif(past, done, &acc_args, body, &[]);
         self.b.switch_to_block(body);
-        let base = self.st_load(St::Base);
         let lane = self.b.ins().iadd(base, j);
         let lane = self.b.ins().uextend(types::I64, lane);
         let offs = self.b.ins().ishl_imm_s(lane, 2);
@@ -1402,11 +1411,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let per_lane = self.b.create_block();
         let done = self.b.create_block();
         if capable {
-            let conv = self.st_load(St::Conv);
-            let faulted = self.ctx_load(types::I32, off::FAULTED);
-            let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
-            let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
-            let ok = self.b.ins().band(conv, clean);
+            let ok = self.converged_and_clean();
             let check = self.b.create_block();
             let scan = self.b.create_block();
             let have = self.b.create_block();
@@ -1624,11 +1629,7 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// in [`GLower::converged_mask`]; else from the pc array. (The optimized
     /// tier only: the test and second mask cost compile time.)
     fn mask_of_wave(&mut self, full: bool) -> Result<(Gv, Option<ir::Value>), JitError> {
-        let conv = self.st_load(St::Conv);
-        let faulted = self.ctx_load(types::I32, off::FAULTED);
-        let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
-        let conv = self.b.ins().icmp_imm_s(CC::NotEqual, conv, 0);
-        let conv = self.b.ins().band(conv, clean);
+        let conv = self.converged_and_clean();
         let whole = self.b.create_block();
         let lanes = self.b.create_block();
         let join = self.b.create_block();
@@ -1795,11 +1796,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let general = self.b.create_block();
         let fused = self.fusable(&seg);
         if fused.is_some() {
-            let c = self.st_load(St::Conv);
-            let faulted = self.ctx_load(types::I32, off::FAULTED);
-            let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
-            let c = self.b.ins().icmp_imm_s(CC::NotEqual, c, 0);
-            let c = self.b.ins().band(c, clean);
+            let c = self.converged_and_clean();
             self.b.ins().brif(c, conv, &[], general, &[]);
         } else {
             self.b.ins().jump(general, &[]);
