@@ -202,8 +202,10 @@ pub(crate) struct GLower<'a, 'b> {
     dispatch_at: Option<ir::Block>,
     /// The segment being emitted may defer its steps ([`St::Deferring`]).
     defers: bool,
-    /// The kernel has edges, so lanes count steps.
-    steps_counted: bool,
+    /// The kernel has edges (lanes count steps) and the tier defers a
+    /// converged wave's steps (optimized only: the state and its flushes
+    /// cost compile time): nothing of [`St::Defer`] is emitted otherwise.
+    may_defer: bool,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -474,10 +476,11 @@ impl<'a, 'b> GLower<'a, 'b> {
             chunk_mask: None,
             dispatch_at: None,
             defers: false,
-            steps_counted: kernel
-                .blocks
-                .values()
-                .any(|b| !matches!(b.term, Some(wj::Terminator::Exit))),
+            may_defer: g > 1
+                && kernel
+                    .blocks
+                    .values()
+                    .any(|b| !matches!(b.term, Some(wj::Terminator::Exit))),
         };
         lw.slot_wide = lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -720,7 +723,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.dispatch_at = Some(dispatch_at);
         let none = self.iconst(types::I32, i64::from(UNI_NONE as i32));
         self.st_store(St::Pend, none);
-        if self.steps_counted {
+        if self.may_defer {
             let zero = self.iconst(types::I32, 0);
             self.st_store(St::Defer, zero);
             let unknown = self.iconst(types::I32, i64::from(STEPS_UNKNOWN as i32));
@@ -748,7 +751,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.b.switch_to_block(go);
             let lanes = self.iconst(types::I32, i64::from(WAVE_LANES as i32));
             self.b.ins().store(MemFlagsData::trusted(), lanes, p, 0);
-            if self.steps_counted {
+            if self.may_defer {
                 let q = self.wave_steps_ptr();
                 let d = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 0);
                 let m = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 4);
@@ -797,7 +800,7 @@ impl<'a, 'b> GLower<'a, 'b> {
 
         // sched: the lowest runnable pc of the wave.
         self.b.switch_to_block(sched);
-        if self.steps_counted {
+        if self.may_defer {
             // The wave may be converged no longer: its lanes count their own.
             self.flush_deferred_steps();
         }
@@ -872,7 +875,7 @@ impl<'a, 'b> GLower<'a, 'b> {
                 let lanes = self.b.create_block();
                 self.b.ins().brif(whole, one_word, &[], lanes, &[]);
                 self.b.switch_to_block(one_word);
-                if self.steps_counted {
+                if self.may_defer {
                     // Kept with the wave until it resumes.
                     let p = self.wave_steps_ptr();
                     let d = self.st_load(St::Defer);
@@ -1764,15 +1767,14 @@ impl<'a, 'b> GLower<'a, 'b> {
     ) -> Result<(), JitError> {
         let seg = self.plan.segments[k].clone();
         let targets = self.successor_pcs(&seg);
-        self.defers = self.steps_counted
-            && self.g > 1
+        self.defers = self.may_defer
             && seg.next_pc.is_none()
             && !seg.self_loop
             && matches!(
                 self.kernel.blocks[seg.block].term,
                 Some(wj::Terminator::Jump(_) | wj::Terminator::Branch { .. })
             );
-        if self.steps_counted {
+        if self.may_defer {
             self.decide_deferral(self.defers);
         }
         let after = self.b.create_block();
@@ -1925,7 +1927,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             let pending = self.b.create_block();
             self.b.ins().brif(conv, both, &[], pending, &[]);
             self.b.switch_to_block(both);
-            if self.steps_counted {
+            if self.may_defer {
                 // The groups count their own steps.
                 self.flush_deferred_steps();
             }
@@ -1973,7 +1975,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         // Every lane of the wave is at `pend` again.
         let one = self.iconst(types::I32, 1);
         self.st_store(St::Conv, one);
-        if self.steps_counted {
+        if self.may_defer {
             let unknown = self.iconst(types::I32, i64::from(STEPS_UNKNOWN as i32));
             self.st_store(St::MaxSteps, unknown);
         }
