@@ -1,7 +1,7 @@
 //! A compiled kernel specialisation and what the Rust side needs to run it.
 
 use std::sync::Mutex;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use cranelift_entity::SecondaryMap;
 use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Type};
@@ -48,10 +48,24 @@ pub struct Compiled {
     /// leaves unused).
     pub(crate) shared_bytes: usize,
     pub(crate) private_bytes: usize,
-    /// Batch buffers left by earlier dispatches, one per worker that ran.
-    pool: Mutex<Vec<Buffers>>,
-    gang_pool: Mutex<Vec<GangBuffers>>,
+    /// Batch buffers left by earlier dispatches, one per worker that ran,
+    /// with their bytes.
+    pool: Mutex<Vec<(Buffers, usize)>>,
+    gang_pool: Mutex<Vec<(GangBuffers, usize)>>,
+    /// Bytes held by both pools (counted against the JIT cache's budget).
+    pool_bytes: AtomicUsize,
+    /// The JIT cache's use clock when this was last used (LRU eviction).
+    pub(crate) last_used: AtomicU64,
 }
+
+/// Estimated executable bytes of gang-core code per kernel instruction and
+/// the fixed part (scheduler, trampolines). `GangCode` has no size accessor
+/// (its module is not ours to change), so these are measured upper figures:
+/// the machine code `WAVEJIT_JIT_DUMP_BIN` wrote for ALU kernels of 9 to 407
+/// instructions was 2.7-3.1 KB plus 8-17 bytes per instruction; memory and
+/// control flow cost more per instruction, hence the margin.
+const GANG_CODE_PER_INST: usize = 64;
+const GANG_CODE_FIXED: usize = 4096;
 
 impl Compiled {
     /// Lanes per batch the code was compiled for.
@@ -73,6 +87,26 @@ impl Compiled {
     /// Blocks that run as a loop per lane (`plan::Segment::self_loop`).
     pub fn per_lane_loops(&self) -> usize {
         self.plan.segments.iter().filter(|s| s.self_loop).count()
+    }
+
+    /// Bytes this compilation holds that the JIT cache's budget counts:
+    /// executable code (page-rounded; gang code estimated from the kernel's
+    /// size) and pooled batch buffers (the register slab is lanes x values x
+    /// 8 bytes, usually far more than the code).
+    pub fn bytes(&self) -> usize {
+        let lane = self
+            .code
+            .get()
+            .and_then(|c| c.as_ref().ok())
+            .map_or(0, |c| c.bytes);
+        let gang = if self.gang.is_some() {
+            crate::codegen::code_pages(
+                GANG_CODE_FIXED + GANG_CODE_PER_INST * self.kernel.insts.len(),
+            )
+        } else {
+            0
+        };
+        lane + gang + self.pool_bytes.load(Ordering::Relaxed)
     }
 
     /// Whether the kernel runs on the gang core.
@@ -174,43 +208,67 @@ impl Compiled {
             lanes_run: AtomicU64::new(0),
             pool: Mutex::new(Vec::new()),
             gang_pool: Mutex::new(Vec::new()),
+            pool_bytes: AtomicUsize::new(0),
+            last_used: AtomicU64::new(0),
         })
     }
 
     /// Recycled batch buffers (empty ones when none are left).
     pub(crate) fn take_buffers(&self) -> Buffers {
-        self.pool
-            .lock()
-            .ok()
-            .and_then(|mut p| p.pop())
-            .unwrap_or_default()
+        self.take(&self.pool)
     }
 
     /// Recycled gang batch buffers.
     pub(crate) fn take_gang_buffers(&self) -> GangBuffers {
-        self.gang_pool
-            .lock()
-            .ok()
-            .and_then(|mut p| p.pop())
-            .unwrap_or_default()
-    }
-
-    pub(crate) fn give_gang_buffers(&self, bufs: GangBuffers) {
-        const KEEP: usize = 4;
-        if let Ok(mut p) = self.gang_pool.lock()
-            && p.len() < KEEP
-        {
-            p.push(bufs);
-        }
+        self.take(&self.gang_pool)
     }
 
     /// Keeps `bufs` for a later dispatch (at most a few: one per worker thread).
     pub(crate) fn give_buffers(&self, bufs: Buffers) {
+        let bytes = bufs.bytes();
+        self.give(&self.pool, bufs, bytes);
+    }
+
+    /// Keeps gang `bufs`, of `bytes` bytes, for a later dispatch.
+    pub(crate) fn give_gang_buffers(&self, bufs: GangBuffers, bytes: usize) {
+        self.give(&self.gang_pool, bufs, bytes);
+    }
+
+    fn take<B: Default>(&self, pool: &Mutex<Vec<(B, usize)>>) -> B {
+        match pool.lock().ok().and_then(|mut p| p.pop()) {
+            Some((b, bytes)) => {
+                self.pool_bytes.fetch_sub(bytes, Ordering::Relaxed);
+                b
+            }
+            None => B::default(),
+        }
+    }
+
+    fn give<B>(&self, pool: &Mutex<Vec<(B, usize)>>, bufs: B, bytes: usize) {
         const KEEP: usize = 4;
-        if let Ok(mut p) = self.pool.lock()
+        if let Ok(mut p) = pool.lock()
             && p.len() < KEEP
         {
-            p.push(bufs);
+            p.push((bufs, bytes));
+            self.pool_bytes.fetch_add(bytes, Ordering::Relaxed);
         }
+    }
+
+    /// Heap bytes of the gang batch buffers a dispatch with `wg_lanes` lanes
+    /// per workgroup sizes: `GangBuffers` has no size accessor (its module is
+    /// not ours to change), so this follows the sizes `GangRunner::new` gives
+    /// them (slab, 9 per-lane u32 arrays and one u64, shared per workgroup
+    /// slot, private per padded lane).
+    pub(crate) fn gang_buffer_bytes(&self, wg_lanes: usize, wave_size: usize) -> usize {
+        let pad = crate::gang::abi::PAD;
+        let n = self.lanes;
+        let padded = n + pad;
+        let slots = (n / wg_lanes.max(1)).max(1);
+        let waves = slots * wg_lanes.max(1).div_ceil(wave_size.max(1));
+        (self.kernel.values.len().max(1) * n + pad) * 8
+            + padded * (9 * 4 + 8)
+            + waves * 3 * 4
+            + slots * (16 + 8 + self.shared_bytes)
+            + padded * self.private_bytes
     }
 }

@@ -108,6 +108,20 @@ pub struct Buffers {
     wave_next: Vec<u32>,
 }
 
+impl Buffers {
+    /// Heap bytes the buffers hold (what a pooled set costs while cached).
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.regs.capacity() * size_of::<u64>()
+            + self.recs.capacity() * size_of::<LaneRec>()
+            + self.shared.capacity()
+            + self.private.capacity()
+            + self.parked.capacity()
+            + (self.list.capacity() + self.wave_min.capacity() + self.wave_next.capacity())
+                * size_of::<u32>()
+    }
+}
+
 /// One worker's batch state, reused from batch to batch.
 pub struct Runner<'a> {
     c: &'a Compiled,

@@ -58,7 +58,7 @@ mod run;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use wavejit_ir::interp::Interpreter;
@@ -141,6 +141,33 @@ pub struct JitConfig {
     /// dispatch of at least this many lanes compiles optimized at once.
     /// 0: always optimized; `u64::MAX`: never.
     pub optimize_after_lanes: u64,
+    /// Budget of the kernel cache in bytes ([`Compiled::bytes`]: code and
+    /// pooled batch buffers). Past it the least recently used compilations
+    /// are dropped (dispatches running them keep them alive until they end);
+    /// the one just used always stays. Default [`DEFAULT_CACHE_BYTES`], or
+    /// the number of bytes in [`CACHE_BYTES_ENV`].
+    pub cache_bytes: usize,
+}
+
+/// The kernel cache's default budget: 256 MiB.
+pub const DEFAULT_CACHE_BYTES: usize = 256 << 20;
+
+/// Environment variable overriding [`JitConfig::cache_bytes`] (bytes, decimal).
+pub const CACHE_BYTES_ENV: &str = "WAVEJIT_JIT_CACHE_BYTES";
+
+/// [`JitConfig::cache_bytes`] from [`CACHE_BYTES_ENV`], else the default (a
+/// value that is not a number is ignored with a warning rather than taken as
+/// "no budget").
+fn cache_bytes_from_env() -> usize {
+    match std::env::var(CACHE_BYTES_ENV) {
+        Ok(v) => v.trim().parse().unwrap_or_else(|_| {
+            eprintln!(
+                "wavejit: {CACHE_BYTES_ENV}={v:?} is not a byte count; using {DEFAULT_CACHE_BYTES}"
+            );
+            DEFAULT_CACHE_BYTES
+        }),
+        Err(_) => DEFAULT_CACHE_BYTES,
+    }
 }
 
 impl Default for JitConfig {
@@ -160,6 +187,7 @@ impl Default for JitConfig {
             // costs about 4 us more per instruction to compile and saves about
             // 0.03 ns per lane and instruction (bench_profile, ALU kernel).
             optimize_after_lanes: 1 << 17,
+            cache_bytes: cache_bytes_from_env(),
         }
     }
 }
@@ -186,6 +214,9 @@ pub struct Jit {
     compiles: AtomicUsize,
     interpreted: AtomicUsize,
     lane_core_fallbacks: AtomicUsize,
+    evictions: AtomicUsize,
+    /// Ticks once per use of a compilation (its `last_used` stamp).
+    clock: AtomicU64,
 }
 
 /// Set (to anything) in tests and CI: a verified kernel the JIT cannot compile
@@ -216,7 +247,74 @@ impl Jit {
             compiles: AtomicUsize::new(0),
             interpreted: AtomicUsize::new(0),
             lane_core_fallbacks: AtomicUsize::new(0),
+            evictions: AtomicUsize::new(0),
+            clock: AtomicU64::new(0),
         }
+    }
+
+    /// Bytes the kernel cache holds now ([`Compiled::bytes`] summed).
+    pub fn cache_bytes(&self) -> usize {
+        self.cache
+            .lock()
+            .map_or(0, |cache| cache.values().flatten().map(|c| c.bytes()).sum())
+    }
+
+    /// Compilations in the kernel cache now.
+    pub fn cached_kernels(&self) -> usize {
+        self.cache
+            .lock()
+            .map_or(0, |cache| cache.values().map(Vec::len).sum())
+    }
+
+    /// How many compilations were dropped to keep [`JitConfig::cache_bytes`].
+    pub fn evictions(&self) -> usize {
+        self.evictions.load(Ordering::Relaxed)
+    }
+
+    /// Drops least recently used compilations until the cache fits its
+    /// budget, never `keep` (the one just used). Running dispatches hold an
+    /// `Arc` of their compilation, so dropping it here frees nothing they use.
+    fn evict(&self, keep: &Arc<Compiled>) {
+        // Hits on the recent list do not stamp their compilation (that path
+        // stays lock- and write-light), so its members count as the newest.
+        let recent: Vec<Arc<Compiled>> = self.recent.lock().map_or(Vec::new(), |r| r.clone());
+        let age = |c: &Arc<Compiled>| match recent.iter().position(|r| Arc::ptr_eq(r, c)) {
+            Some(i) => u64::MAX - i as u64,
+            None => c.last_used.load(Ordering::Relaxed),
+        };
+        let Ok(mut cache) = self.cache.lock() else {
+            return;
+        };
+        let mut total: usize = cache.values().flatten().map(|c| c.bytes()).sum();
+        if total <= self.config.cache_bytes {
+            return;
+        }
+        let mut by_age: Vec<(u64, (u64, usize), Arc<Compiled>)> = cache
+            .iter()
+            .flat_map(|(k, v)| v.iter().map(|c| (age(c), *k, c.clone())))
+            .filter(|(_, _, c)| !Arc::ptr_eq(c, keep))
+            .collect();
+        by_age.sort_by_key(|(t, _, _)| *t);
+        let mut dropped = Vec::new();
+        for (_, key, c) in by_age {
+            if total <= self.config.cache_bytes {
+                break;
+            }
+            if let Some(entry) = cache.get_mut(&key) {
+                entry.retain(|e| !Arc::ptr_eq(e, &c));
+                if entry.is_empty() {
+                    cache.remove(&key);
+                }
+            }
+            total = total.saturating_sub(c.bytes());
+            dropped.push(c);
+        }
+        drop(cache);
+        // The recent list must not keep dropped code alive either.
+        if let Ok(mut recent) = self.recent.lock() {
+            recent.retain(|r| !dropped.iter().any(|d| Arc::ptr_eq(r, d)));
+        }
+        self.evictions.fetch_add(dropped.len(), Ordering::Relaxed);
     }
 
     /// How many dispatches ran on the interpreter instead of compiled code
@@ -299,6 +397,8 @@ impl Jit {
     /// Makes `c` the most recently used compilation (in place of `replaced`,
     /// a lower tier of the same kernel, if any).
     fn touch(&self, c: &Arc<Compiled>, replaced: Option<&Arc<Compiled>>) {
+        let now = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        c.last_used.store(now, Ordering::Relaxed);
         if let Ok(mut recent) = self.recent.lock() {
             if recent.first().is_some_and(|r| Arc::ptr_eq(r, c)) {
                 return;
@@ -395,6 +495,7 @@ impl Jit {
             entry.push(c.clone());
         }
         self.touch(&c, old.as_ref());
+        self.evict(&c);
         Ok(c)
     }
 
@@ -524,7 +625,14 @@ impl Engine for Jit {
             }
         };
         let c = self.tiered_up(c, kernel, lanes);
-        match run::run_dispatch(&c, kernel, dispatch, memory, threads) {
+        let before = c.bytes();
+        let result = run::run_dispatch(&c, kernel, dispatch, memory, threads);
+        // A first dispatch pools its batch buffers (and may compile the lane
+        // core's code): the cache grew without a compile.
+        if c.bytes() > before {
+            self.evict(&c);
+        }
+        match result {
             Ok(result) => result,
             Err(e) => self.refused(e, kernel, dispatch, memory),
         }

@@ -47,6 +47,7 @@ fn config(interp_below: u64) -> JitConfig {
         vector_min_ops: 8,
         parallel_min_work: 0,
         optimize_after_lanes: u64::MAX,
+        cache_bytes: wavejit_jit::DEFAULT_CACHE_BYTES,
     }
 }
 

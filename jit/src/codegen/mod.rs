@@ -60,6 +60,15 @@ impl Drop for CodeOwner {
 pub struct CompiledCode {
     _owner: CodeOwner,
     pub func: KernelFn,
+    /// Bytes of executable memory the code occupies (whole pages: Cranelift's
+    /// system memory provider maps each module's code page-rounded).
+    pub bytes: usize,
+}
+
+/// `code` bytes rounded up to whole pages, as Cranelift maps them.
+pub(crate) fn code_pages(code: usize) -> usize {
+    const PAGE: usize = 4096;
+    code.div_ceil(PAGE).max(1) * PAGE
 }
 
 /// The Cranelift type holding an IR type's bits (`i1` as 0/1 in `i8`, floats as
@@ -186,6 +195,7 @@ pub fn compile(
     if dump && let Some(code) = ctx.compiled_code() {
         eprintln!("{}", code.vcode.as_deref().unwrap_or(""));
     }
+    let bytes = code_pages(ctx.compiled_code().map_or(0, |c| c.code_buffer().len()));
     module.clear_context(ctx);
     reuse.give_back();
     module
@@ -197,6 +207,7 @@ pub fn compile(
     Ok(CompiledCode {
         _owner: CodeOwner::new(module),
         func,
+        bytes,
     })
 }
 

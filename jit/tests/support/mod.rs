@@ -149,6 +149,7 @@ pub fn jit_configs() -> Vec<JitConfig> {
             vector_min_ops,
             parallel_min_work: 0,
             optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
+            cache_bytes: wavejit_jit::DEFAULT_CACHE_BYTES,
         },
     )
     .collect()
