@@ -229,8 +229,9 @@ impl Compiled {
         self.give(&self.pool, bufs, bytes);
     }
 
-    /// Keeps gang `bufs`, of `bytes` bytes, for a later dispatch.
-    pub(crate) fn give_gang_buffers(&self, bufs: GangBuffers, bytes: usize) {
+    /// Keeps gang `bufs` for a later dispatch.
+    pub(crate) fn give_gang_buffers(&self, bufs: GangBuffers) {
+        let bytes = bufs.bytes();
         self.give(&self.gang_pool, bufs, bytes);
     }
 
@@ -252,23 +253,5 @@ impl Compiled {
             p.push((bufs, bytes));
             self.pool_bytes.fetch_add(bytes, Ordering::Relaxed);
         }
-    }
-
-    /// Heap bytes of the gang batch buffers a dispatch with `wg_lanes` lanes
-    /// per workgroup sizes: `GangBuffers` has no size accessor (its module is
-    /// not ours to change), so this follows the sizes `GangRunner::new` gives
-    /// them (slab, 9 per-lane u32 arrays and one u64, shared per workgroup
-    /// slot, private per padded lane).
-    pub(crate) fn gang_buffer_bytes(&self, wg_lanes: usize, wave_size: usize) -> usize {
-        let pad = crate::gang::abi::PAD;
-        let n = self.lanes;
-        let padded = n + pad;
-        let slots = (n / wg_lanes.max(1)).max(1);
-        let waves = slots * wg_lanes.max(1).div_ceil(wave_size.max(1));
-        (self.kernel.values.len().max(1) * n + pad) * 8
-            + padded * (9 * 4 + 8)
-            + waves * 3 * 4
-            + slots * (16 + 8 + self.shared_bytes)
-            + padded * self.private_bytes
     }
 }

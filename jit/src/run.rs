@@ -19,14 +19,14 @@ use crate::gang::exec::GangRunner;
 trait Batches {
     fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault>;
     /// Gives the buffers back to the compiled kernel's pool.
-    fn finish(self, dispatch: &Dispatch);
+    fn finish(self);
 }
 
 impl Batches for Runner<'_> {
     fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
         Runner::run_batch(self, first, count)
     }
-    fn finish(self, _: &Dispatch) {
+    fn finish(self) {
         let c = self.compiled();
         c.give_buffers(self.into_buffers());
     }
@@ -36,11 +36,9 @@ impl Batches for GangRunner<'_> {
     fn run_batch(&mut self, first: u64, count: usize) -> Option<LaneFault> {
         GangRunner::run_batch(self, first, count)
     }
-    fn finish(self, dispatch: &Dispatch) {
+    fn finish(self) {
         let c = self.compiled();
-        let wg_lanes = dispatch.lanes_per_workgroup() as usize;
-        let bytes = c.gang_buffer_bytes(wg_lanes, dispatch.wave_size as usize);
-        c.give_gang_buffers(self.into_buffers(), bytes);
+        c.give_gang_buffers(self.into_buffers());
     }
 }
 
@@ -90,7 +88,7 @@ fn run_batches<R: Batches>(
                 break;
             }
         }
-        runner.finish(dispatch);
+        runner.finish();
         return result;
     }
     let next = AtomicU64::new(0);
@@ -126,7 +124,7 @@ fn run_batches<R: Batches>(
                 break;
             }
         }
-        runner.finish(dispatch);
+        runner.finish();
     };
     std::thread::scope(|scope| {
         // The calling thread is one of the workers: one spawn fewer per dispatch.

@@ -48,6 +48,28 @@ pub struct GangBuffers {
     private: Vec<u8>,
 }
 
+impl GangBuffers {
+    /// Heap bytes the buffers hold (what a pooled set costs while cached).
+    pub fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        let words = self.pc.capacity()
+            + self.steps.capacity()
+            + self.fault.capacity()
+            + self.local_index.capacity()
+            + self.local.iter().map(Vec::capacity).sum::<usize>()
+            + self.lane_id.capacity()
+            + self.wave_id.capacity()
+            + self.wave_state.capacity()
+            + self.wave_steps.capacity();
+        (self.regs.capacity() + self.fault_addr.capacity() + self.shared_ptr.capacity())
+            * size_of::<u64>()
+            + words * size_of::<u32>()
+            + self.group.capacity() * size_of::<[u32; 4]>()
+            + self.shared.capacity()
+            + self.private.capacity()
+    }
+}
+
 /// One worker's gang batch state.
 pub struct GangRunner<'a> {
     c: &'a crate::compiled::Compiled,
