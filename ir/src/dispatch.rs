@@ -47,6 +47,15 @@ pub enum DispatchError {
     WorkgroupPrivateTooLarge { lanes: u32, bytes: u32, total: u64 },
 }
 
+/// A dispatch's grid: workgroups (RV32 blocks) and lanes per workgroup. A
+/// kernel transformed for one shape ([`crate::transform::simplify_bits`]) is
+/// valid for dispatches of that shape only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DispatchShape {
+    pub num_workgroups: [u32; 3],
+    pub workgroup_size: [u32; 3],
+}
+
 /// The shape and inputs of a dispatch.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dispatch {
@@ -70,6 +79,14 @@ impl Dispatch {
             wave_size: 32,
             uniforms: Vec::new(),
             step_limit: DEFAULT_STEP_LIMIT,
+        }
+    }
+
+    /// The dispatch's grid.
+    pub fn shape(&self) -> DispatchShape {
+        DispatchShape {
+            num_workgroups: self.workgroups,
+            workgroup_size: self.workgroup_size,
         }
     }
 

@@ -114,6 +114,13 @@ impl Compiled {
         self.gang.is_some()
     }
 
+    /// Whether `dispatch` runs on the gang core (else on the lane core): the
+    /// gang core was compiled and its 32-bit step counters serve the
+    /// dispatch's step limit (see `GangCode::takes`).
+    pub fn gang_takes(&self, dispatch: &wavejit_ir::Dispatch) -> bool {
+        self.gang.as_ref().is_some_and(|g| g.takes(dispatch))
+    }
+
     /// The lane core's code, compiled now if it was not yet.
     pub(crate) fn lane_code(&self) -> Result<&CompiledCode, JitError> {
         self.code

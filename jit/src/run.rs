@@ -54,7 +54,7 @@ pub fn run_dispatch(
     // The runners snapshot region pointers for the whole dispatch; the pin keeps
     // them mapped even if another thread frees their allocations meanwhile.
     let _pin = Pinned::new(memory);
-    if let Some(code) = c.gang.as_ref().filter(|_| crate::gang::takes(dispatch)) {
+    if let Some(code) = c.gang.as_ref().filter(|g| g.takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
         return Ok(run_batches(c, dispatch, threads, make));
     }

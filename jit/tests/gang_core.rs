@@ -840,3 +840,76 @@ block2:
         }
     }
 }
+
+/// A kernel whose CFG is acyclic (a diamond: at most three blocks entered)
+/// runs on the gang core even with an unlimited step limit (RV32's lifter
+/// dispatches that way): its lanes cannot reach the limit the 32-bit
+/// counters are clamped to. A loop with the same limit stays on the lane
+/// core, and with a 32-bit limit goes to the gang core. At a limit of 2 the
+/// diamond's third block faults the same on every engine.
+#[test]
+fn unlimited_step_limits_take_the_gang_core_when_no_lane_can_loop() {
+    let diamond = parse(&format!(
+        "kernel @diamond shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 1
+  v21 = and.i32 v3, v20
+  v22 = const.i32 0
+  v23 = icmp.eq.i32 v21, v22
+  br v23, block1, block2
+
+block1:
+  store.global.i32 v6, v3
+  jump block2
+
+block2:
+  exit
+}}
+"
+    ));
+    let looping = parse(&format!(
+        "kernel @looping shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 0
+  jump block1(v20)
+
+block1(v21: i32):
+  v22 = const.i32 1
+  v23 = iadd.i32 v21, v22
+  v24 = icmp.ult.i32 v23, v3
+  br v24, block1(v23), block2
+
+block2:
+  store.global.i32 v6, v23
+  exit
+}}
+"
+    ));
+    let jit = one_thread_gang(0);
+    let mut d = Dispatch::new([2, 1, 1], [20, 1, 1]);
+    d.step_limit = u64::MAX;
+    let gang = |k, d: &Dispatch| match jit.compile_for(k, d) {
+        Ok(c) => c.gang_takes(d),
+        Err(e) => panic!("{e}"),
+    };
+    assert!(gang(&diamond, &d));
+    assert!(!gang(&looping, &d));
+    let out = compare(&diamond, &d, &[0; 256], &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for lane in 0..40u32 {
+        assert_eq!(got[lane as usize], if lane % 2 == 0 { lane } else { 0 });
+    }
+    d.step_limit = u64::from(u32::MAX) - 2;
+    assert!(gang(&looping, &d));
+    d.step_limit = 2;
+    let out = compare(&diamond, &d, &[0; 256], &[]);
+    assert!(
+        matches!(
+            out.fault.as_ref().map(|f| &f.kind),
+            Some(FaultKind::Watchdog { .. })
+        ),
+        "{:?}",
+        out.fault
+    );
+}

@@ -42,6 +42,9 @@ pub struct GangCode {
     pub(crate) chunk: usize,
     /// Scheduler entry of every linear pc.
     pub(crate) entry_of_pc: Vec<u32>,
+    /// Most steps any lane can take, when the CFG is acyclic (blocks on
+    /// the longest path); `None` when a lane can loop.
+    step_bound: Option<u64>,
 }
 
 /// Vectors per chunk at `tier`: one at the baseline tier (a quarter of the
@@ -54,10 +57,58 @@ pub fn vectors_for(tier: Tier) -> usize {
     }
 }
 
-/// Whether a dispatch can run on the gang core: its step counts fit the
-/// 32-bit per-lane counters.
-pub fn takes(dispatch: &Dispatch) -> bool {
-    dispatch.step_limit < u64::from(u32::MAX - 1)
+impl GangCode {
+    /// Whether `dispatch` can run on this code: its step limit fits the
+    /// 32-bit per-lane counters, or no lane can take enough steps to reach
+    /// the limit the counters are clamped to (an acyclic kernel, e.g. an
+    /// RV32 kernel, whose lifter dispatches with an unlimited step count),
+    /// so the clamp changes no fault.
+    pub fn takes(&self, dispatch: &Dispatch) -> bool {
+        let clamp = u64::from(u32::MAX - 1);
+        dispatch.step_limit < clamp || self.step_bound.is_some_and(|b| b <= clamp)
+    }
+}
+
+/// Blocks on the longest path through `kernel`'s CFG (the most steps a lane
+/// can take: one on entry, one per edge), or `None` if it has a cycle.
+fn step_bound(kernel: &Kernel) -> Option<u64> {
+    use wavejit_ir::Block;
+    let succ = |b: Block| -> Vec<Block> {
+        kernel.blocks[b]
+            .term
+            .as_ref()
+            .map(|t| t.calls().iter().map(|c| c.block).collect())
+            .unwrap_or_default()
+    };
+    // Kahn's order over every block (iterative: kernels may have many):
+    // blocks left unordered lie on or behind a cycle.
+    let mut preds: cranelift_entity::SecondaryMap<Block, u32> =
+        cranelift_entity::SecondaryMap::new();
+    for b in kernel.blocks.keys() {
+        for s in succ(b) {
+            preds[s] += 1;
+        }
+    }
+    let mut ready: Vec<Block> = kernel.blocks.keys().filter(|&b| preds[b] == 0).collect();
+    let mut order = Vec::with_capacity(kernel.blocks.len());
+    while let Some(b) = ready.pop() {
+        order.push(b);
+        for s in succ(b) {
+            preds[s] -= 1;
+            if preds[s] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    if order.len() != kernel.blocks.len() {
+        return None;
+    }
+    let mut longest: cranelift_entity::SecondaryMap<Block, u64> =
+        cranelift_entity::SecondaryMap::new();
+    for &b in order.iter().rev() {
+        longest[b] = 1 + succ(b).into_iter().map(|s| longest[s]).max().unwrap_or(0);
+    }
+    Some(kernel.blocks.keys().map(|b| longest[b]).max().unwrap_or(0))
 }
 
 /// `WAVEJIT_JIT_DUMP` is set: the CLIF and machine code go to stderr.
@@ -199,5 +250,6 @@ pub fn compile(
         func,
         chunk: lower::chunk_lanes(g),
         entry_of_pc,
+        step_bound: step_bound(kernel),
     })
 }

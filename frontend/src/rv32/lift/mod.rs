@@ -77,12 +77,8 @@ pub struct LiftOptions {
     pub shape: Option<DispatchShape>,
 }
 
-/// A dispatch's grid: blocks (IR workgroups) and threads per block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DispatchShape {
-    pub num_workgroups: [u32; 3],
-    pub workgroup_size: [u32; 3],
-}
+pub use wavejit_ir::DispatchShape;
+use wavejit_ir::transform::{fold_constants, simplify_bits};
 
 impl Default for LiftOptions {
     fn default() -> Self {
@@ -242,8 +238,19 @@ pub fn lift(
         emit_block(&mut em, gb, &program.blocks);
     }
     em.finish_hub();
+    let mut kernel = em.k;
+    // The emitter's constants (`lui`/`addi` pairs, x0) fold; then the shape
+    // bounds the ids, so the `mhartid` decomposition (`>> 13`, `& (size -
+    // 1)`, `|`) becomes `group * size + local`, which the gang core sees as
+    // consecutive lanes. Both are exact; a kernel that does not verify (a
+    // lifter bug) is left as emitted for the engines' verifier to report.
+    if fold_constants(&mut kernel).is_ok()
+        && simplify_bits(&mut kernel, opts.shape.as_ref()).is_ok()
+    {
+        let _ = fold_constants(&mut kernel);
+    }
     Ok(LiftedKernel {
-        kernel: em.k,
+        kernel,
         traps: em.traps,
         words: program.words,
         entry,
