@@ -481,3 +481,53 @@ fn trap_and_falling_off_the_end_fault() {
         assert_eq!(f.guest_pc, Some(6), "{}", engine.name());
     }
 }
+
+/// Lifted for its grid (`LiftConfig::grid`), a kernel over whole
+/// threadgroups loses its grid test (one block: the branch and the exit block
+/// go), one with a partial last threadgroup keeps it, and both store what the
+/// kernel lifted for any grid stores, on every engine.
+#[test]
+fn a_kernel_lifted_for_its_grid_drops_the_test_a_whole_grid_passes() {
+    use agx_lift_support::run_kernel;
+    use wavejit_frontend::agx::lift::AgxGrid;
+    let src = "mov r2, thread_in_grid_x
+load r3, du0, r2, i32, x, a
+wait a
+iadd r3, r3, r2
+store r3, du2, r2, i32, x, a
+stop
+";
+    let code = assemble(src).unwrap();
+    let branches = |k: &wavejit_ir::Kernel| {
+        k.blocks
+            .values()
+            .filter(|b| matches!(b.term, Some(wavejit_ir::Terminator::Branch { .. })))
+            .count()
+    };
+    for (threads, tg, tested) in [(96, 32, false), (90, 32, true), (64, 64, false)] {
+        let grid = AgxGrid {
+            threads: [threads, 1, 1],
+            threadgroup_size: [tg, 1, 1],
+        };
+        let for_grid = lift(
+            &code,
+            &LiftConfig {
+                grid: Some(grid),
+                ..LiftConfig::default()
+            },
+        )
+        .unwrap();
+        let any = lift(&code, &LiftConfig::default()).unwrap();
+        assert_eq!(branches(&any), 1);
+        assert_eq!(branches(&for_grid), usize::from(tested), "{threads}/{tg}");
+        let input: Vec<u32> = (0..128).map(|i| 1000 + i).collect();
+        let shape = lanes(threads, tg);
+        let want = run_kernel(&any, shape, &[input.clone(), vec![7; 128]]);
+        let got = run_kernel(&for_grid, shape, &[input, vec![7; 128]]);
+        assert_eq!(got, want, "{threads}/{tg}");
+        // Lanes past the grid store nothing.
+        let out = &got[1];
+        assert_eq!(out[threads as usize - 1], 1000 + 2 * (threads - 1));
+        assert_eq!(out[threads as usize], 7);
+    }
+}

@@ -90,11 +90,17 @@ fn the_mhartid_decomposition_becomes_group_times_size_plus_local() {
         "{}",
         print(&out)
     );
-    // workgroup_id.y is 0 in a grid one group high (and so its product);
-    // `+ 0`, the shift pair and the mask go; both `or`s become adds.
+    // workgroup_id.y is 0 in a grid one group high (and so its product),
+    // num_workgroups.x is the shape's 5; `+ 0`, the shift pair and the mask
+    // go; both `or`s become adds.
     assert_eq!(
-        (stats.zeros, stats.identities, stats.adds, stats.narrowed),
-        (2, 3, 2, 2),
+        (
+            stats.constants,
+            stats.identities,
+            stats.adds,
+            stats.narrowed
+        ),
+        (3, 3, 2, 2),
         "{stats:?}"
     );
     let mut d = Dispatch::new(s.num_workgroups, s.workgroup_size);
@@ -112,7 +118,7 @@ fn without_a_shape_only_the_engines_limits_are_known() {
     let text = print(&out);
     assert!(text.contains("ushr.i32"), "{text}");
     assert!(text.contains("and.i32"), "{text}");
-    assert_eq!(stats.zeros, 0, "{stats:?}");
+    assert_eq!(stats.constants, 0, "{stats:?}");
     // local_index < 2^16 with the group's bits from 13 up overlap: no add.
     assert!(text.contains("= or.i32 v"), "{text}");
 }
@@ -226,6 +232,68 @@ block0:
     assert_same_run(&k, &out, &Dispatch::new([2, 1, 1], [8, 1, 1]));
 }
 
+/// AGX's grid test, `gid < threads_per_grid` per dimension, with the grid
+/// as constants: decided for a grid of whole groups, kept for a partial one
+/// (its last group has lanes outside) and for `<=` one short of the end.
+#[test]
+fn grid_tests_are_decided_by_the_shape() {
+    let test = |cc: &str, grid: u32| {
+        let text = format!(
+            "kernel @k shared 0 private 0 {{
+block0:
+  v0 = workgroup_id.x
+  v1 = workgroup_size.x
+  v2 = local_id.x
+  v3 = imul.i32 v0, v1
+  v4 = iadd.i32 v3, v2
+  v5 = const.i32 {grid}
+  v6 = icmp.{cc}.i32 v4, v5
+  v7 = const.i32 1
+  v8 = const.i32 0
+  v9 = select.i32 v6, v7, v8
+  v10 = const.i32 2
+  v11 = shl.i32 v4, v10
+  v12 = zext.i32.i64 v11
+  v13 = const.i64 {BASE}
+  v14 = iadd.i64 v13, v12
+  store.global.i32 v14, v9
+  exit
+}}"
+        );
+        wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let s = shape([3, 1, 1], [32, 1, 1]); // gid <= 95
+    let d = Dispatch::new([3, 1, 1], [32, 1, 1]);
+    for (cc, grid, decided) in [
+        ("ult", 96, Some(true)),
+        ("ult", 95, None),
+        ("ule", 95, Some(true)),
+        ("ule", 94, None),
+        ("uge", 96, Some(false)),
+        ("ugt", 95, Some(false)),
+        ("ugt", 94, None),
+        ("slt", 96, None),
+    ] {
+        let k = test(cc, grid);
+        let (out, stats) = simplified(&k, Some(&s));
+        let text = print(&out);
+        match decided {
+            Some(v) => {
+                assert_eq!(stats.compares, 1, "{cc} {grid}\n{text}");
+                assert!(
+                    text.contains(&format!("const.i1 {}", u8::from(v))),
+                    "{text}"
+                );
+            }
+            None => assert!(text.contains("icmp"), "{cc} {grid}\n{text}"),
+        }
+        assert_same_run(&k, &out, &d);
+        // Without the shape nothing bounds the group id.
+        let (_, stats) = simplified(&k, None);
+        assert_eq!(stats.compares, 0);
+    }
+}
+
 // ---- random kernels ----
 
 /// Bytes each lane writes (its values, 8 bytes apart).
@@ -303,7 +371,18 @@ impl Gen {
                     self.pick(wide),
                     self.pick(wide),
                 );
-                let cc = self.fresh(format!("icmp.ult.i32 {a}, {b}"), false);
+                let b = if self.rng.below(2) == 0 {
+                    self.konst(false)
+                } else {
+                    b
+                };
+                let op = ["ult", "ule", "ugt", "uge", "eq", "slt"][self.rng.below(6) as usize];
+                let (a, b) = if self.rng.below(4) == 0 {
+                    (b, a)
+                } else {
+                    (a, b)
+                };
+                let cc = self.fresh(format!("icmp.{op}.i32 {a}, {b}"), false);
                 self.vals.pop(); // an i1 is no operand here
                 self.fresh(format!("select.{ty} {cc}, {c}, {d}"), wide);
             }
@@ -441,7 +520,8 @@ fn random_integer_kernels_run_the_same_after_simplification() {
                 print(&out),
                 "seed {seed}: not a fixpoint {more:?}"
             );
-            fired.zeros += stats.zeros;
+            fired.constants += stats.constants;
+            fired.compares += stats.compares;
             fired.identities += stats.identities;
             fired.adds += stats.adds;
             fired.narrowed += stats.narrowed;
@@ -450,7 +530,11 @@ fn random_integer_kernels_run_the_same_after_simplification() {
     // Every rule was exercised (a generator that stopped reaching one would
     // make this test vacuous for it).
     assert!(
-        fired.zeros > 0 && fired.identities > 0 && fired.adds > 0 && fired.narrowed > 0,
+        fired.constants > 0
+            && fired.compares > 0
+            && fired.identities > 0
+            && fired.adds > 0
+            && fired.narrowed > 0,
         "{fired:?}"
     );
 }

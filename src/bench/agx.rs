@@ -85,11 +85,6 @@ impl AgxWorkload {
             Computation::Saxpy => SAXPY_SOURCE.to_string(),
         };
         let code = assemble(&source).map_err(|e| build(format!("assembler: {e}")))?;
-        let config = LiftConfig {
-            name: name.into(),
-            ..LiftConfig::default()
-        };
-        let kernel = lift(&code, &config).map_err(|e| build(format!("lifter: {e}")))?;
         let native = NativeRun::new(computation, n);
         let mem = AddressSpace::new();
         let bytes = (n * 4) as u64;
@@ -108,6 +103,13 @@ impl AgxWorkload {
                 .map_err(|e| setup(e.to_string()))?;
         }
         let dispatch = d.dispatch().map_err(|e| setup(e.to_string()))?;
+        // Lifted for this grid, as a driver that knows it at dispatch would.
+        let config = LiftConfig {
+            name: name.into(),
+            grid: Some(d.grid()),
+            ..LiftConfig::default()
+        };
+        let kernel = lift(&code, &config).map_err(|e| build(format!("lifter: {e}")))?;
         let mut w = AgxWorkload {
             name,
             // One thread, like the native loop it is compared with.

@@ -74,19 +74,21 @@ fn parse_uniform(spec: &str) -> Result<(usize, u32), CliError> {
 
 pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     let code = read_code(&a.file)?;
-    let config = LiftConfig {
-        name: a.file.display().to_string(),
-        gpr_count: a.gprs,
-        threadgroup_memory: a.tg_mem,
-        ..LiftConfig::default()
-    };
-    let kernel = lift(&code, &config)?;
-    wavejit::ir::verify::verify(&kernel)?;
     let block = parse_dims(&a.block)?;
     let mut dispatch = match &a.threads {
         Some(t) => AgxDispatch::new(parse_dims(t)?, block),
         None => AgxDispatch::from_threadgroups(parse_dims(&a.grid)?, block),
     };
+    let config = LiftConfig {
+        name: a.file.display().to_string(),
+        gpr_count: a.gprs,
+        threadgroup_memory: a.tg_mem,
+        // One dispatch: the kernel can be for its grid.
+        grid: Some(dispatch.grid()),
+        ..LiftConfig::default()
+    };
+    let kernel = lift(&code, &config)?;
+    wavejit::ir::verify::verify(&kernel)?;
     let mem = AddressSpace::new();
     let mut bufs = Vec::new();
     for (i, spec) in a.bufs.iter().enumerate() {

@@ -9,13 +9,17 @@
 //! of an address per lane).
 //!
 //! The analysis gives every integer value a mask of the bits it may have set
-//! (an over-approximation: a bit outside the mask is zero in every lane).
+//! (an over-approximation: a bit outside the mask is zero in every lane) and
+//! an unsigned upper bound.
 //! Builtins are bounded by the limits every engine checks before a lane runs
 //! (`Dispatch::check`: at most [`MAX_WORKGROUP_LANES`] lanes per workgroup),
 //! and, given the [`DispatchShape`] a kernel is lifted for, by that grid
 //! (a dimension of size 1 makes its ids 0). The rewrites, each exact for
 //! every operand value inside the masks:
-//! - a pure instruction whose mask is 0 becomes the constant 0;
+//! - a pure instruction whose mask is 0 becomes the constant 0, and with a
+//!   shape, `workgroup_size` and `num_workgroups` become its constants;
+//! - an unsigned compare of a value with a constant is decided when the
+//!   value's upper bound does (`gid < grid` for a grid the shape fills);
 //! - `x & m` is `x` when every bit `x` may have is set in the constant `m`,
 //!   and `(a | b) & m` is `b & m` when `a` has no bit of `m`;
 //! - `a | b` and `a ^ b` are `a + b` when `a` and `b` share no bit (no carry);
@@ -34,7 +38,7 @@ use super::compact::{compact, map_uses};
 use super::dead_code::{DeadCounts, remove_dead};
 use crate::dispatch::{DispatchShape, MAX_WORKGROUP_LANES};
 use crate::entities::{Inst, Value};
-use crate::inst::{Builtin, CastOp, IBinOp, InstKind};
+use crate::inst::{Builtin, CastOp, IBinOp, InstKind, IntCC};
 use crate::kernel::{Kernel, ValueDef};
 use crate::types::Type;
 use crate::verify::{VerifyError, verify};
@@ -42,8 +46,12 @@ use crate::verify::{VerifyError, verify};
 /// What [`simplify_bits`] did.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct BitsStats {
-    /// Instructions whose value is known to be 0, now constants.
-    pub zeros: usize,
+    /// Instructions whose value is known (0 by its masks, a size or count
+    /// of the shape), now constants.
+    pub constants: usize,
+    /// Unsigned compares with a constant decided by the other side's upper
+    /// bound (a grid-bounds test the shape passes), now constants.
+    pub compares: usize,
     /// Uses redirected to an operand (`x & m`, `(a << k) >> k`, `x + 0` ...).
     pub identities: usize,
     /// `or` / `xor` of disjoint bits turned into `add`.
@@ -55,7 +63,7 @@ pub struct BitsStats {
 
 impl BitsStats {
     fn changes(&self) -> usize {
-        self.zeros + self.identities + self.adds + self.narrowed
+        self.constants + self.compares + self.identities + self.adds + self.narrowed
     }
 }
 
@@ -75,8 +83,8 @@ pub fn simplify_bits(
     let mut stats = BitsStats::default();
     for _ in 0..MAX_ROUNDS {
         let before = stats.changes();
-        let masks = may_be_set(kernel, shape);
-        rewrite(kernel, &masks, &mut stats);
+        let known = analyze(kernel, shape);
+        rewrite(kernel, &known, shape, &mut stats);
         // Aliased instructions lose their readers here, so a later round
         // does not count them again.
         remove_dead(kernel, &mut stats.dead);
@@ -96,42 +104,84 @@ fn below_or_at(x: u64) -> u64 {
     }
 }
 
-/// Mask of a builtin: the limits every dispatch is checked against, and
+/// What is known of an integer value in every lane: the bits it may have
+/// set, and an unsigned upper bound.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Known {
+    mask: u64,
+    hi: u64,
+}
+
+impl Known {
+    /// At most `hi` (all bits up to its highest may be set).
+    fn at_most(hi: u64) -> Known {
+        Known {
+            mask: below_or_at(hi),
+            hi,
+        }
+    }
+
+    /// Exactly `x`.
+    fn exactly(x: u64) -> Known {
+        Known { mask: x, hi: x }
+    }
+
+    /// Both facts (each holds, so their intersection does).
+    fn and(self, o: Known) -> Known {
+        let mask = self.mask & o.mask;
+        Known {
+            mask,
+            hi: self.hi.min(o.hi).min(mask),
+        }
+    }
+}
+
+/// A builtin's value when the shape fixes it (sizes and counts are then
+/// constants of the kernel).
+fn builtin_value(b: Builtin, shape: &DispatchShape) -> Option<u64> {
+    let dim = |d: u8| usize::from(d).min(2);
+    match b {
+        Builtin::WorkgroupSize(d) => Some(shape.workgroup_size[dim(d)].into()),
+        Builtin::NumWorkgroups(d) => Some(shape.num_workgroups[dim(d)].into()),
+        _ => None,
+    }
+}
+
+/// What a builtin can be: the limits every dispatch is checked against, and
 /// `shape` when the kernel is for one grid.
-fn builtin_mask(b: Builtin, shape: Option<&DispatchShape>) -> u64 {
+fn builtin_known(b: Builtin, shape: Option<&DispatchShape>) -> Known {
     let lanes_max = u64::from(MAX_WORKGROUP_LANES);
     let dim = |d: u8| usize::from(d).min(2);
-    match (b, shape) {
+    if let Some(x) = shape.and_then(|s| builtin_value(b, s)) {
+        return Known::exactly(x);
+    }
+    let hi = match (b, shape) {
         // A lane's index in its wave, and its wave's index, are at most its
         // index in the workgroup.
         (Builtin::LocalIndex | Builtin::LaneId | Builtin::WaveId, Some(s)) => {
             let n: u64 = s.workgroup_size.iter().map(|&x| u64::from(x)).product();
-            below_or_at(n.saturating_sub(1))
+            n.saturating_sub(1)
         }
-        (Builtin::LocalId(d), Some(s)) => {
-            below_or_at(u64::from(s.workgroup_size[dim(d)]).saturating_sub(1))
-        }
-        (Builtin::WorkgroupId(d), Some(s)) => {
-            below_or_at(u64::from(s.num_workgroups[dim(d)]).saturating_sub(1))
-        }
-        (Builtin::WorkgroupSize(d), Some(s)) => u64::from(s.workgroup_size[dim(d)]),
-        (Builtin::NumWorkgroups(d), Some(s)) => u64::from(s.num_workgroups[dim(d)]),
+        (Builtin::LocalId(d), Some(s)) => u64::from(s.workgroup_size[dim(d)]).saturating_sub(1),
+        (Builtin::WorkgroupId(d), Some(s)) => u64::from(s.num_workgroups[dim(d)]).saturating_sub(1),
         (Builtin::LocalIndex | Builtin::LocalId(_) | Builtin::LaneId | Builtin::WaveId, None) => {
-            below_or_at(lanes_max - 1)
+            lanes_max - 1
         }
-        (Builtin::WorkgroupSize(_), None) => below_or_at(lanes_max),
+        (Builtin::WorkgroupSize(_), None) => lanes_max,
         _ => u32::MAX.into(),
-    }
+    };
+    Known::at_most(hi)
 }
 
-/// The bits every integer value may have set (the type's mask when nothing
-/// is known). Values are visited until nothing changes, so an operand
-/// defined in a later block is never read before it is known (it starts at
-/// the type's mask: sound, only less precise).
-fn may_be_set(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Value, u64> {
-    let mut m: SecondaryMap<Value, u64> = SecondaryMap::with_default(u64::MAX);
+/// What every integer value is known to be (the type's range when nothing
+/// is). Values are visited until nothing changes, so an operand defined in
+/// a later block is never read before it is known (it starts at the type's
+/// range: sound, only less precise).
+fn analyze(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Value, Known> {
+    let mut k: SecondaryMap<Value, Known> = SecondaryMap::with_default(Known::at_most(u64::MAX));
     for (v, data) in kernel.values.iter() {
-        m[v] = if data.ty.is_int() { data.ty.mask() } else { 0 };
+        let full = if data.ty.is_int() { data.ty.mask() } else { 0 };
+        k[v] = Known::at_most(full);
     }
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
@@ -145,9 +195,9 @@ fn may_be_set(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Va
                 if !ty.is_int() {
                     continue;
                 }
-                let new = inst_mask(kernel, inst, &m, shape) & m[r] & ty.mask();
-                if new != m[r] {
-                    m[r] = new;
+                let new = inst_known(kernel, inst, &k, shape).and(k[r]);
+                if new != k[r] {
+                    k[r] = new;
                     changed = true;
                 }
             }
@@ -156,7 +206,7 @@ fn may_be_set(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Va
             break;
         }
     }
-    m
+    k
 }
 
 /// The constant an argument holds, if it is one.
@@ -175,55 +225,80 @@ fn shift_amount(kernel: &Kernel, v: Value, ty: Type) -> Option<u32> {
     konst(kernel, v).map(|k| (k % u64::from(ty.bits())) as u32)
 }
 
-fn inst_mask(
+fn inst_known(
     kernel: &Kernel,
     inst: Inst,
-    m: &SecondaryMap<Value, u64>,
+    k: &SecondaryMap<Value, Known>,
     shape: Option<&DispatchShape>,
-) -> u64 {
+) -> Known {
     let data = &kernel.insts[inst];
     let Some(&r) = data.results.first() else {
-        return 0;
+        return Known::exactly(0);
     };
     let ty = kernel.value_type(r);
     let full = ty.mask();
-    let arg = |k: usize| data.args.get(k).map_or(full, |&a| m[a]);
+    let any = Known::at_most(full);
+    let arg = |i: usize| data.args.get(i).map_or(any, |&a| k[a]);
+    // An upper bound that may wrap in the type: nothing known then.
+    let bounded = |hi: Option<u64>| match hi {
+        Some(h) if h <= full => Known::at_most(h),
+        _ => any,
+    };
     match &data.kind {
-        InstKind::Const { bits, .. } => bits & full,
-        InstKind::Builtin(b) => builtin_mask(*b, shape),
+        InstKind::Const { bits, .. } => Known::exactly(bits & full),
+        InstKind::Builtin(b) => builtin_known(*b, shape),
         InstKind::IBinary(op) => {
             let (a, b) = (arg(0), arg(1));
-            let sum = |x: u64, y: u64| match x.checked_add(y) {
-                Some(s) if s <= full => below_or_at(s),
-                _ => full,
-            };
+            let amount = || shift_amount(kernel, data.args[1], ty);
             match op {
-                IBinOp::And => a & b,
-                IBinOp::Or | IBinOp::Xor => a | b,
-                IBinOp::Add if a & b == 0 => a | b,
-                IBinOp::Add => sum(a, b),
-                IBinOp::Mul if a == 0 || b == 0 => 0,
-                IBinOp::Mul => match a.checked_mul(b) {
-                    Some(p) if p <= full => below_or_at(p),
-                    _ => full,
+                IBinOp::And => Known {
+                    mask: a.mask & b.mask,
+                    hi: a.hi.min(b.hi),
                 },
-                IBinOp::Shl => match shift_amount(kernel, data.args[1], ty) {
-                    Some(k) => (a << k) & full,
-                    None => full,
+                // Below the next power of two of the larger bound.
+                IBinOp::Or | IBinOp::Xor => Known::at_most(below_or_at(a.hi | b.hi)).and(Known {
+                    mask: a.mask | b.mask,
+                    hi: full,
+                }),
+                // Disjoint bits: no carry, so an `or`.
+                IBinOp::Add if a.mask & b.mask == 0 => Known {
+                    mask: a.mask | b.mask,
+                    hi: a.hi.saturating_add(b.hi).min(full),
                 },
-                IBinOp::ShrU => match shift_amount(kernel, data.args[1], ty) {
-                    Some(k) => a >> k,
-                    None => below_or_at(a),
+                IBinOp::Add => bounded(a.hi.checked_add(b.hi)),
+                IBinOp::Mul if a.hi == 0 || b.hi == 0 => Known::exactly(0),
+                IBinOp::Mul => bounded(a.hi.checked_mul(b.hi)),
+                IBinOp::Shl => match amount() {
+                    Some(s) => {
+                        let mask = (a.mask << s) & full;
+                        match a.hi.checked_shl(s).filter(|h| h >> s == a.hi) {
+                            Some(h) if h <= full => Known { mask, hi: h },
+                            _ => Known { mask, hi: full },
+                        }
+                    }
+                    None => any,
+                },
+                IBinOp::ShrU => match amount() {
+                    Some(s) => Known {
+                        mask: a.mask >> s,
+                        hi: a.hi >> s,
+                    },
+                    None => Known::at_most(a.hi),
                 },
                 // The quotient is at most the dividend (x / 0 is all ones).
-                IBinOp::DivU if konst(kernel, data.args[1]).is_some_and(|c| c != 0) => {
-                    below_or_at(a)
-                }
-                // The remainder is at most the dividend (x % 0 is x).
-                IBinOp::RemU => below_or_at(a),
-                IBinOp::MinU => below_or_at(a.min(b)),
-                IBinOp::MaxU => below_or_at(a | b),
-                _ => full,
+                IBinOp::DivU => match konst(kernel, data.args[1]) {
+                    Some(c) if c != 0 => Known::at_most(a.hi / c),
+                    _ => any,
+                },
+                // The remainder is at most the dividend (x % 0 is x), and
+                // below a divisor that is not 0.
+                IBinOp::RemU => match konst(kernel, data.args[1]) {
+                    Some(c) if c != 0 => Known::at_most(a.hi.min(c - 1)),
+                    _ => Known::at_most(a.hi),
+                },
+                IBinOp::MinU => Known::at_most(a.hi.min(b.hi)),
+                IBinOp::MaxU => Known::at_most(a.hi.max(b.hi)),
+                _ => any,
             }
         }
         InstKind::Cast { op, .. } => {
@@ -234,15 +309,60 @@ fn inst_mask(
                 .map_or(64, |&x| kernel.value_type(x).bits());
             match op {
                 CastOp::Zext => a,
-                // Sign bit clear: the same bits.
-                CastOp::Sext if src_bits < 64 && a >> (src_bits - 1) == 0 => a,
-                CastOp::Trunc => a & full,
-                _ => full,
+                // Sign bit clear: the same value.
+                CastOp::Sext if src_bits < 64 && a.mask >> (src_bits - 1) == 0 => a,
+                CastOp::Trunc if a.hi <= full => a,
+                CastOp::Trunc => Known {
+                    mask: a.mask & full,
+                    hi: full,
+                },
+                _ => any,
             }
         }
-        InstKind::Select => arg(1) | arg(2),
-        _ => full,
+        InstKind::Select => {
+            let (x, y) = (arg(1), arg(2));
+            Known {
+                mask: x.mask | y.mask,
+                hi: x.hi.max(y.hi),
+            }
+        }
+        _ => any,
     }
+}
+
+/// An unsigned compare with a constant that the other side's upper bound
+/// decides: `x < c` is true for every lane when `x <= hi < c`, ...
+fn decide_compare(
+    kernel: &Kernel,
+    cc: IntCC,
+    args: &[Value],
+    known: &SecondaryMap<Value, Known>,
+) -> Option<Rewrite> {
+    let &[a, b] = args else {
+        return None;
+    };
+    let (x, c, flipped) = match (konst(kernel, a), konst(kernel, b)) {
+        (None, Some(c)) => (known[a].hi, c, false),
+        (Some(c), None) => (known[b].hi, c, true),
+        _ => return None,
+    };
+    // `c op x` is `x op' c` with the sides swapped.
+    let cc = match (cc, flipped) {
+        (cc, false) => cc,
+        (IntCC::Ult, true) => IntCC::Ugt,
+        (IntCC::Ule, true) => IntCC::Uge,
+        (IntCC::Ugt, true) => IntCC::Ult,
+        (IntCC::Uge, true) => IntCC::Ule,
+        _ => return None,
+    };
+    let holds = match cc {
+        IntCC::Ult if x < c => true,
+        IntCC::Ule if x <= c => true,
+        IntCC::Ugt if x <= c => false,
+        IntCC::Uge if x < c => false,
+        _ => return None,
+    };
+    Some(Rewrite::Decided(holds))
 }
 
 /// The instruction defining `v`, its kind and arguments.
@@ -269,8 +389,10 @@ fn disjoint_parts(kernel: &Kernel, v: Value, m: &SecondaryMap<Value, u64>) -> Op
 
 /// What to do with one instruction.
 enum Rewrite {
-    /// Its result is always 0.
-    Zero,
+    /// Its result is always this constant.
+    Const(u64),
+    /// A compare whose result is always this.
+    Decided(bool),
     /// Its result always equals this value.
     Alias(Value),
     /// `or` / `xor` of disjoint bits: an `add`.
@@ -279,12 +401,26 @@ enum Rewrite {
     First(Value),
 }
 
-fn decide(kernel: &Kernel, inst: Inst, m: &SecondaryMap<Value, u64>) -> Option<Rewrite> {
+fn decide(
+    kernel: &Kernel,
+    inst: Inst,
+    known: &SecondaryMap<Value, Known>,
+    m: &SecondaryMap<Value, u64>,
+    shape: Option<&DispatchShape>,
+) -> Option<Rewrite> {
     let data = &kernel.insts[inst];
     let &[r] = data.results.as_slice() else {
         return None;
     };
     let ty = kernel.value_type(r);
+    if let InstKind::Icmp(cc) = data.kind {
+        return decide_compare(kernel, cc, &data.args, known);
+    }
+    if let (InstKind::Builtin(b), Some(s)) = (&data.kind, shape)
+        && let Some(x) = builtin_value(*b, s)
+    {
+        return Some(Rewrite::Const(x & ty.mask()));
+    }
     // `i1` has bitwise operations but no `add`.
     if !ty.is_int() || ty == Type::I1 {
         return None;
@@ -294,7 +430,7 @@ fn decide(kernel: &Kernel, inst: Inst, m: &SecondaryMap<Value, u64>) -> Option<R
         InstKind::Builtin(_) | InstKind::IBinary(_) | InstKind::Cast { .. } | InstKind::Select
     );
     if pure && m[r] == 0 && !matches!(data.kind, InstKind::Const { .. }) {
-        return Some(Rewrite::Zero);
+        return Some(Rewrite::Const(0));
     }
     let InstKind::IBinary(op) = data.kind else {
         return None;
@@ -340,7 +476,16 @@ fn decide(kernel: &Kernel, inst: Inst, m: &SecondaryMap<Value, u64>) -> Option<R
     }
 }
 
-fn rewrite(kernel: &mut Kernel, m: &SecondaryMap<Value, u64>, stats: &mut BitsStats) {
+fn rewrite(
+    kernel: &mut Kernel,
+    known: &SecondaryMap<Value, Known>,
+    shape: Option<&DispatchShape>,
+    stats: &mut BitsStats,
+) {
+    let mut m: SecondaryMap<Value, u64> = SecondaryMap::new();
+    for (v, k) in known.iter() {
+        m[v] = k.mask;
+    }
     let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
     let insts: Vec<Inst> = kernel
         .blocks
@@ -348,17 +493,25 @@ fn rewrite(kernel: &mut Kernel, m: &SecondaryMap<Value, u64>, stats: &mut BitsSt
         .flat_map(|b| b.insts.iter().copied())
         .collect();
     for inst in insts {
-        let Some(change) = decide(kernel, inst, m) else {
+        let Some(change) = decide(kernel, inst, known, &m, shape) else {
             continue;
         };
         let r = kernel.insts[inst].results[0];
         let ty = kernel.value_type(r);
         let data = &mut kernel.insts[inst];
         match change {
-            Rewrite::Zero => {
-                data.kind = InstKind::Const { ty, bits: 0 };
+            Rewrite::Const(bits) => {
+                data.kind = InstKind::Const { ty, bits };
                 data.args.clear();
-                stats.zeros += 1;
+                stats.constants += 1;
+            }
+            Rewrite::Decided(holds) => {
+                data.kind = InstKind::Const {
+                    ty,
+                    bits: u64::from(holds),
+                };
+                data.args.clear();
+                stats.compares += 1;
             }
             Rewrite::Alias(v) => {
                 alias[r] = Some(v);

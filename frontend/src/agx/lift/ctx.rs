@@ -117,7 +117,10 @@ impl<'a> Ctx<'a> {
             let local = self.b.ins(InstKind::Builtin(Builtin::LocalId(d)), &[]);
             let base = self.bin(IBinOp::Mul, id, size);
             let gid = self.bin(IBinOp::Add, base, local);
-            let grid = self.load_uniform_bytes(Type::I32, GRID_OFFSET + 4 * u32::from(d));
+            let grid = match self.cfg.grid {
+                Some(g) => self.i32c(g.threads[usize::from(d)]),
+                None => self.load_uniform_bytes(Type::I32, GRID_OFFSET + 4 * u32::from(d)),
+            };
             let ok = self.icmp(IntCC::Ult, gid, grid);
             inside = self.bin(IBinOp::And, inside, ok);
         }

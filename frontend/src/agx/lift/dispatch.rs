@@ -2,13 +2,33 @@
 //! uniform file with buffer addresses (`buffer(i)` → `u(2i)_u(2i+1)`), and the IR
 //! uniform bytes a lifted kernel reads.
 
-use wavejit_ir::Dispatch;
+use wavejit_ir::{Dispatch, DispatchShape};
 
 use super::error::LiftError;
 use super::{GRID_OFFSET, UNIFORM_FILE_ADDR_OFFSET, UNIFORM_FILE_BYTES, UNIFORM_SPACE_BYTES};
 
 /// 16-bit halves in the uniform file (u0l .. u255h).
 pub const UNIFORM_HALVES: usize = 512;
+
+/// The grid of an AGX dispatch: what a kernel lifted for one grid
+/// ([`super::LiftConfig::grid`]) takes as constants.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AgxGrid {
+    /// Total threads along x, y, z.
+    pub threads: [u32; 3],
+    pub threadgroup_size: [u32; 3],
+}
+
+impl AgxGrid {
+    /// The IR dispatch's shape: whole threadgroups covering the threads.
+    pub fn shape(&self) -> DispatchShape {
+        DispatchShape {
+            num_workgroups: [0, 1, 2]
+                .map(|d| self.threads[d].div_ceil(self.threadgroup_size[d].max(1))),
+            workgroup_size: self.threadgroup_size,
+        }
+    }
+}
 
 /// One AGX compute dispatch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +47,14 @@ impl AgxDispatch {
             grid_threads,
             threadgroup_size,
             uniforms: vec![0; UNIFORM_HALVES],
+        }
+    }
+
+    /// Its grid (for [`super::LiftConfig::grid`]).
+    pub fn grid(&self) -> AgxGrid {
+        AgxGrid {
+            threads: self.grid_threads,
+            threadgroup_size: self.threadgroup_size,
         }
     }
 

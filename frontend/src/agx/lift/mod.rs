@@ -45,11 +45,11 @@ mod scan;
 mod simd;
 mod sr;
 
-pub use dispatch::{AgxDispatch, UNIFORM_HALVES};
+pub use dispatch::{AgxDispatch, AgxGrid, UNIFORM_HALVES};
 pub use error::LiftError;
 
 use wavejit_ir::transform::{
-    fold_constants, merge_straight_blocks, narrow_integers, promote_private,
+    fold_constants, merge_straight_blocks, narrow_integers, promote_private, simplify_bits,
 };
 use wavejit_ir::{Builder, Kernel};
 
@@ -99,6 +99,12 @@ pub struct LiftConfig {
     /// Threadgroup memory bytes (USC Shared).
     pub threadgroup_memory: u32,
     pub mode: Mode,
+    /// The grid the kernel is lifted for, or `None` for any. With a grid the
+    /// grid-size uniforms ([`GRID_OFFSET`]) are its constants and the ids
+    /// are bounded by it, so the grid test of a grid of whole threadgroups
+    /// goes (and `threadgroup_size` and the group counts are constants): the
+    /// kernel is then valid only for dispatches of exactly this grid.
+    pub grid: Option<AgxGrid>,
 }
 
 impl Default for LiftConfig {
@@ -109,6 +115,7 @@ impl Default for LiftConfig {
             gpr_count: 128,
             threadgroup_memory: 0,
             mode: Mode::Main,
+            grid: None,
         }
     }
 }
@@ -128,6 +135,12 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // `imadd` and the shifts compute in 64 bits and keep the low half: 32-bit
     // arithmetic gives the same bits and runs in the JIT's vector runs.
     let _ = narrow_integers(&mut kernel);
+    // Integer identities of the index arithmetic, and with a grid its bounds
+    // test: then a branch on a constant, which folding makes a jump.
+    let shape = config.grid.map(|g| g.shape());
+    if simplify_bits(&mut kernel, shape.as_ref()).is_ok_and(|s| s.compares > 0) {
+        let _ = fold_constants(&mut kernel);
+    }
     // Folding turned the exec-mask regions around memory accesses into jumps:
     // chains of blocks each engine would enter one by one. [MODEL] The
     // watchdog counts the merged blocks once (it counts IR blocks, which are

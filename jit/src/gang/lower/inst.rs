@@ -73,6 +73,34 @@ pub(super) fn propagates_nan(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> boo
         }
 }
 
+/// Whether `v` (seen through bitcasts) is the result of a float operation
+/// that flushes its results: no lane holds a subnormal, so an input flush of
+/// it changes nothing (the exact redo of such a result flushes as well).
+fn flushed_result(kernel: &wavejit_ir::Kernel, mut v: wj::Value) -> bool {
+    loop {
+        let wj::ValueDef::Result { inst, index: 0 } = kernel.values[v].def else {
+            return false;
+        };
+        let data = &kernel.insts[inst];
+        match &data.kind {
+            InstKind::Cast {
+                op: wavejit_ir::CastOp::Bitcast,
+                ..
+            } if matches!(
+                (kernel.value_type(data.args[0]), kernel.value_type(v)),
+                (Type::F32 | Type::I32, Type::F32 | Type::I32)
+            ) =>
+            {
+                v = data.args[0];
+            }
+            InstKind::FBinary { mode, .. } | InstKind::Fma { mode } => {
+                return kernel.value_type(v) == Type::F32 && mode.denorm_out != Denorm::Preserve;
+            }
+            _ => return false,
+        }
+    }
+}
+
 impl GLower<'_, '_> {
     /// Lowers `inst` for the current chunk; false when it stops every lane (trap).
     pub(super) fn inst(&mut self, inst: wj::Inst) -> Result<bool, JitError> {
@@ -584,6 +612,7 @@ impl GLower<'_, '_> {
         let x = self.val(v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
+            _ if flushed_result(self.kernel, v) => x,
             _ => self.flush(&x),
         })
     }
