@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::fault_log::FaultLog;
 use super::maps::{FileMapping, mappings_of};
+use super::profile::{self, Phase};
 use super::pm4::{CommandProcessor, ComputeUnit, RunOutcome, Submission};
 use super::uapi::*;
 use super::user_copy::{self, Pod};
@@ -362,6 +363,7 @@ impl KgslDevice {
     /// are still mapped. Called before each submission runs, because the client may
     /// unmap and remap between submissions.
     pub fn refresh_memory(&mut self) {
+        let _t = profile::start(Phase::Refresh);
         let mut want: Vec<(u64, u64, bool)> = Vec::new();
         for m in self.file_mappings() {
             let (f0, f1) = (m.offset, m.offset + (m.end - m.start));
@@ -405,6 +407,7 @@ impl KgslDevice {
     }
 
     fn gpu_command(&mut self, a: &mut GpuCommand) -> Result<(), Errno> {
+        let _t = profile::start(Phase::Submit);
         if !self.contexts.contains_key(&a.context_id) {
             return Err(libc::EINVAL);
         }
@@ -474,6 +477,7 @@ impl KgslDevice {
     }
 
     fn wait_timestamp(&mut self, a: &mut WaitTimestamp) -> Result<(), Errno> {
+        let _t = profile::start(Phase::Wait);
         let id = a.context_id;
         if !self.contexts.contains_key(&id) {
             return Err(libc::EINVAL);
@@ -514,6 +518,14 @@ impl KgslDevice {
         self.contexts
             .get(&context_id)
             .and_then(|c| c.fault.as_deref())
+    }
+}
+
+impl Drop for KgslDevice {
+    fn drop(&mut self) {
+        if profile::enabled() {
+            eprint!("{}", profile::report());
+        }
     }
 }
 
