@@ -2,8 +2,8 @@
 //! device prints the totals and per-submission means to stderr when it is
 //! dropped. Off (the default) each phase costs one relaxed atomic load.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Environment variable that turns the timers on.
