@@ -17,6 +17,14 @@ impl ComputeUnit for NoKernels {
     }
 }
 
+/// The tests of this file run one at a time: some unmap a page in the middle of
+/// a range and expect the hole to stay one until the driver looks, and any
+/// other test's 4 KiB mmap (an object, a device view) could land in it.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn ioctl<T>(dev: &mut KgslDevice, req: u64, arg: &mut T) -> Result<(), i32> {
     dev.ioctl(req, arg as *mut T as u64)
 }
@@ -96,6 +104,7 @@ fn read_u32(addr: u64) -> u32 {
 
 #[test]
 fn device_info_reports_a630() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let mut info = DevInfo::default();
     let mut p = DeviceGetProperty {
@@ -121,6 +130,7 @@ fn device_info_reports_a630() {
 
 #[test]
 fn bad_requests_get_the_real_drivers_errno() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let mut junk = [0u64; 8];
     assert_eq!(ioctl(&mut dev, 0xc008_09ff, &mut junk), Err(libc::ENOTTY));
@@ -152,6 +162,7 @@ fn bad_requests_get_the_real_drivers_errno() {
 
 #[test]
 fn submission_runs_synchronously_and_writes_the_signal() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -172,6 +183,7 @@ fn submission_runs_synchronously_and_writes_the_signal() {
 
 #[test]
 fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -216,6 +228,7 @@ fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
 
 #[test]
 fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -276,6 +289,7 @@ fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
 
 #[test]
 fn the_fault_is_appended_to_the_fault_log() {
+    let _serial = serial();
     let log = std::env::temp_dir().join(format!("wj-kgsl-fault-log-{}", std::process::id()));
     let _ = std::fs::remove_file(&log);
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
@@ -301,6 +315,7 @@ fn the_fault_is_appended_to_the_fault_log() {
 
 #[test]
 fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let (first, _) = alloc_mapped(&mut dev, 4096);
     // 2^64-1 and 2^64-4095 wrap to 0 when page-rounded; 2^32 and 2^40 exceed
@@ -347,6 +362,7 @@ fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
 
 #[test]
 fn freed_objects_leave_the_address_space_at_once() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -413,6 +429,7 @@ fn mem_write(addr: u64, value: u32) -> [u32; 4] {
 /// the client protects a mapped range after MAP_USER_MEM.
 #[test]
 fn a_gpu_write_to_read_only_user_memory_faults_the_context() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let (_, ib) = alloc_mapped(&mut dev, 4096);
     let (_, out) = alloc_mapped(&mut dev, 4096);
@@ -489,6 +506,7 @@ fn a_gpu_write_to_read_only_user_memory_faults_the_context() {
 /// faults, the host memory is never touched.
 #[test]
 fn an_ib_in_a_prot_none_object_mapping_faults_the_context() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let (id, ib) = alloc_mapped(&mut dev, 4096);
     let (_, sig) = alloc_mapped(&mut dev, 4096);
@@ -543,6 +561,7 @@ fn an_ib_in_a_prot_none_object_mapping_faults_the_context() {
 /// mapping made in the hole never receives GPU writes.
 #[test]
 fn user_memory_with_a_hole_is_refused_or_dropped() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let (_, ib) = alloc_mapped(&mut dev, 4096);
     let (_, obj) = alloc_mapped(&mut dev, 4096);
