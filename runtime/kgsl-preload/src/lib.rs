@@ -56,20 +56,8 @@ fn is_device_path(path: *const c_char) -> bool {
     !path.is_null() && unsafe { CStr::from_ptr(path) }.to_bytes() == DEVICE_PATH
 }
 
-/// Prints the profile at exit (clients rarely close the device before exiting).
-extern "C" fn print_profile() {
-    eprint!("{}", kgsl::profile::report());
-}
-
 /// Opens a new device and returns a descriptor for the client.
 fn open_device() -> c_int {
-    static AT_EXIT: std::sync::Once = std::sync::Once::new();
-    if kgsl::profile::enabled() {
-        // SAFETY: registers a function with no preconditions.
-        AT_EXIT.call_once(|| unsafe {
-            libc::atexit(print_profile);
-        });
-    }
     let dev = match KgslDevice::new(kgsl::compute_unit()) {
         Ok(d) => d,
         Err(e) => {

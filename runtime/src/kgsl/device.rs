@@ -740,9 +740,6 @@ impl KgslDevice {
 
 impl Drop for KgslDevice {
     fn drop(&mut self) {
-        if profile::enabled() {
-            eprint!("{}", profile::report());
-        }
         // Nothing may point into the views once they are unmapped.
         for r in std::mem::take(&mut self.live_regions) {
             let _ = self.mem.free(r.start);

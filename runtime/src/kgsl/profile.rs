@@ -1,6 +1,7 @@
 //! Env-gated per-phase timers for the KGSL path (`WAVEJIT_KGSL_PROFILE=1`): the
-//! device prints the totals and per-submission means to stderr when it is
-//! dropped. Off (the default) each phase costs one relaxed atomic load.
+//! totals and per-submission means go to stderr when the process exits
+//! (clients rarely close the device first). Off (the default) each phase costs
+//! one relaxed atomic load.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,6 +46,10 @@ pub fn enabled() -> bool {
     INIT.get_or_init(|| {
         let on = std::env::var(PROFILE_ENV).is_ok_and(|v| v == "1");
         ENABLED.store(on, Ordering::Relaxed);
+        if on {
+            // SAFETY: registers a function with no preconditions.
+            unsafe { libc::atexit(print_report) };
+        }
     });
     ENABLED.load(Ordering::Relaxed)
 }
@@ -65,6 +70,10 @@ impl Drop for Timer {
             COUNTS[i].fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+extern "C" fn print_report() {
+    eprint!("{}", report());
 }
 
 /// The totals as text: per phase its count, total and mean per submission.
