@@ -17,6 +17,14 @@ impl ComputeUnit for NoKernels {
     }
 }
 
+/// The tests of this file run one at a time: some unmap a page in the middle of
+/// a range and expect the hole to stay one until the driver looks, and any
+/// other test's 4 KiB mmap (an object, a device view) could land in it.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn ioctl<T>(dev: &mut KgslDevice, req: u64, arg: &mut T) -> Result<(), i32> {
     dev.ioctl(req, arg as *mut T as u64)
 }
@@ -58,9 +66,14 @@ fn context(dev: &mut KgslDevice) -> u32 {
 fn submit(dev: &mut KgslDevice, ctx: u32, ib: u64, words: &[u32]) -> Result<u32, i32> {
     // SAFETY: `ib` is a client mapping of at least words.len()*4 bytes.
     unsafe { ptr::copy_nonoverlapping(words.as_ptr(), ib as *mut u32, words.len()) };
+    submit_ib(dev, ctx, ib, words.len())
+}
+
+/// Submits the `dwords` already at `ib` (which the CPU may not be able to touch).
+fn submit_ib(dev: &mut KgslDevice, ctx: u32, ib: u64, dwords: usize) -> Result<u32, i32> {
     let mut cmd = CommandObject {
         gpuaddr: ib,
-        size: 4 * words.len() as u64,
+        size: 4 * dwords as u64,
         flags: CMDLIST_IB,
         ..Default::default()
     };
@@ -91,6 +104,7 @@ fn read_u32(addr: u64) -> u32 {
 
 #[test]
 fn device_info_reports_a630() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let mut info = DevInfo::default();
     let mut p = DeviceGetProperty {
@@ -116,6 +130,7 @@ fn device_info_reports_a630() {
 
 #[test]
 fn bad_requests_get_the_real_drivers_errno() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let mut junk = [0u64; 8];
     assert_eq!(ioctl(&mut dev, 0xc008_09ff, &mut junk), Err(libc::ENOTTY));
@@ -147,6 +162,7 @@ fn bad_requests_get_the_real_drivers_errno() {
 
 #[test]
 fn submission_runs_synchronously_and_writes_the_signal() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -167,6 +183,7 @@ fn submission_runs_synchronously_and_writes_the_signal() {
 
 #[test]
 fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -211,6 +228,7 @@ fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
 
 #[test]
 fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -271,6 +289,7 @@ fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
 
 #[test]
 fn the_fault_is_appended_to_the_fault_log() {
+    let _serial = serial();
     let log = std::env::temp_dir().join(format!("wj-kgsl-fault-log-{}", std::process::id()));
     let _ = std::fs::remove_file(&log);
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
@@ -296,6 +315,7 @@ fn the_fault_is_appended_to_the_fault_log() {
 
 #[test]
 fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let (first, _) = alloc_mapped(&mut dev, 4096);
     // 2^64-1 and 2^64-4095 wrap to 0 when page-rounded; 2^32 and 2^40 exceed
@@ -342,6 +362,7 @@ fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
 
 #[test]
 fn freed_objects_leave_the_address_space_at_once() {
+    let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
     let (_, ib) = alloc_mapped(&mut dev, 4096);
@@ -356,4 +377,253 @@ fn freed_objects_leave_the_address_space_at_once() {
     let fault = dev.context_fault(ctx).unwrap().to_string();
     assert!(fault.contains("its allocation was freed"), "{fault}");
     assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+}
+
+/// Anonymous private pages, as a client's malloc'd buffer.
+fn anon_pages(pages: usize) -> u64 {
+    // SAFETY: a fresh private mapping.
+    let p = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            pages * 4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    p as u64
+}
+
+fn protect(addr: u64, len: usize, prot: i32) {
+    // SAFETY: test-owned mappings.
+    assert_eq!(unsafe { libc::mprotect(addr as *mut _, len, prot) }, 0);
+}
+
+fn map_user(dev: &mut KgslDevice, hostptr: u64, len: u64, flags: u32) -> Result<u64, i32> {
+    let mut m = MapUserMem {
+        hostptr,
+        len,
+        memtype: 3, // KGSL_USER_MEM_TYPE_ADDR
+        flags,
+        ..Default::default()
+    };
+    ioctl(dev, IOCTL_MAP_USER_MEM, &mut m)?;
+    Ok(m.gpuaddr)
+}
+
+fn mem_write(addr: u64, value: u32) -> [u32; 4] {
+    [
+        type7(op::MEM_WRITE, 3),
+        addr as u32,
+        (addr >> 32) as u32,
+        value,
+    ]
+}
+
+/// Issue 14.2: MAP_USER_MEM of read-only memory. Without GPUREADONLY the real
+/// driver's get_user_pages(FOLL_WRITE) refuses it (EFAULT); with it the range
+/// is GPU-readable only, and a CP_MEM_WRITE into it faults the context (EDEADLK)
+/// instead of writing (or crashing on) the read-only page. The same holds when
+/// the client protects a mapped range after MAP_USER_MEM.
+#[test]
+fn a_gpu_write_to_read_only_user_memory_faults_the_context() {
+    let _serial = serial();
+    let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
+    let (_, ib) = alloc_mapped(&mut dev, 4096);
+    let (_, out) = alloc_mapped(&mut dev, 4096);
+    let ro = anon_pages(1);
+    // SAFETY: a live, still writable page.
+    unsafe { ptr::write_volatile(ro as *mut u32, 0x11) };
+    protect(ro, 4096, libc::PROT_READ);
+    assert_eq!(map_user(&mut dev, ro, 4096, 0), Err(libc::EFAULT));
+    let gpuaddr = map_user(&mut dev, ro, 4096, MEMFLAGS_GPUREADONLY as u32).unwrap();
+    assert_eq!(gpuaddr, ro);
+    // The GPU may read it: CP_MEM_TO_MEM out = ro + ro.
+    let ctx = context(&mut dev);
+    let (lo, hi) = (ro as u32, (ro >> 32) as u32);
+    let copy = [
+        type7(op::MEM_TO_MEM, 7),
+        0,
+        out as u32,
+        (out >> 32) as u32,
+        lo,
+        hi,
+        lo,
+        hi,
+    ];
+    let ts = submit(&mut dev, ctx, ib, &copy).unwrap();
+    assert_eq!((wait(&mut dev, ctx, ts), read_u32(out)), (Ok(()), 0x22));
+    // It may not write it.
+    let ts = submit(&mut dev, ctx, ib, &mem_write(ro, 7)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    let fault = dev.context_fault(ctx).unwrap();
+    assert!(
+        fault.contains(&format!("CP_MEM_WRITE at {ro:#x} refused")) && fault.contains("read-only"),
+        "{fault}"
+    );
+    assert_eq!(read_u32(ro), 0x11, "the page is untouched");
+    assert_eq!(
+        submit(&mut dev, ctx, ib, &mem_write(out, 1)),
+        Err(libc::EDEADLK)
+    );
+
+    // Writable when mapped, read-only later: the next submission sees it.
+    let rw = anon_pages(1);
+    assert_eq!(map_user(&mut dev, rw, 4096, 0), Ok(rw));
+    let ctx = context(&mut dev);
+    let ts = submit(&mut dev, ctx, ib, &mem_write(rw, 5)).unwrap();
+    assert_eq!((wait(&mut dev, ctx, ts), read_u32(rw)), (Ok(()), 5));
+    protect(rw, 4096, libc::PROT_READ);
+    let ts = submit(&mut dev, ctx, ib, &mem_write(rw, 6)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    assert_eq!(read_u32(rw), 5);
+    // PROT_NONE later: not even readable.
+    protect(rw, 4096, libc::PROT_NONE);
+    let ctx = context(&mut dev);
+    let copy = [
+        type7(op::MEM_TO_MEM, 7),
+        0,
+        out as u32,
+        (out >> 32) as u32,
+        rw as u32,
+        (rw >> 32) as u32,
+        rw as u32,
+        (rw >> 32) as u32,
+    ];
+    let ts = submit(&mut dev, ctx, ib, &copy).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    let fault = dev.context_fault(ctx).unwrap();
+    assert!(
+        fault.contains(&format!("CP_MEM_TO_MEM source at {rw:#x} refused")),
+        "{fault}"
+    );
+}
+
+/// Issue 14.2: a GPU object the client mapped PROT_NONE, used as an IB (and a
+/// read-only mapping of an object written by CP_MEM_WRITE): the context
+/// faults, the host memory is never touched.
+#[test]
+fn an_ib_in_a_prot_none_object_mapping_faults_the_context() {
+    let _serial = serial();
+    let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
+    let (id, ib) = alloc_mapped(&mut dev, 4096);
+    let (_, sig) = alloc_mapped(&mut dev, 4096);
+    let words = mem_write(sig, 9);
+    // SAFETY: `ib` is the object's writable client mapping.
+    unsafe { ptr::copy_nonoverlapping(words.as_ptr(), ib as *mut u32, words.len()) };
+    let map = |prot| {
+        // SAFETY: maps the object's pages again, as a client may.
+        let p = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                4096,
+                prot,
+                libc::MAP_SHARED,
+                dev.memfd(),
+                (u64::from(id) << 12) as libc::off_t,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        p as u64
+    };
+    let (none, ro) = (map(libc::PROT_NONE), map(libc::PROT_READ));
+    let ctx = context(&mut dev);
+    let ts = submit_ib(&mut dev, ctx, none, words.len()).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    let fault = dev.context_fault(ctx).unwrap();
+    assert!(
+        fault.contains(&format!(
+            "IB {none:#x} dword 0: IB read at {none:#x} refused"
+        )),
+        "{fault}"
+    );
+    assert_eq!(read_u32(sig), 0, "the IB did not run");
+    // The same words through the read-only mapping run.
+    let ctx = context(&mut dev);
+    let ts = submit_ib(&mut dev, ctx, ro, words.len()).unwrap();
+    assert_eq!((wait(&mut dev, ctx, ts), read_u32(sig)), (Ok(()), 9));
+    // ... but may not be written through it.
+    let ts = submit(&mut dev, ctx, sig + 64, &mem_write(ro + 16, 1)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    assert_eq!(
+        (read_u32(ib + 16), read_u32(ro)),
+        (0, words[0]),
+        "the object is untouched"
+    );
+}
+
+/// Issue 14.2: a MAP_USER_MEM range with an unmapped page in the middle. As
+/// kgsl's get_user_pages: a partial pin is EINVAL, nothing pinned (the hole
+/// first) EFAULT; a range of the device's own memory is EFAULT (check_vma). A
+/// range mapped in full and later holed is dropped at the next submission, so a
+/// mapping made in the hole never receives GPU writes.
+#[test]
+fn user_memory_with_a_hole_is_refused_or_dropped() {
+    let _serial = serial();
+    let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
+    let (_, ib) = alloc_mapped(&mut dev, 4096);
+    let (_, obj) = alloc_mapped(&mut dev, 4096);
+    let p = anon_pages(3);
+    // SAFETY: unmapping the middle page of our own mapping.
+    assert_eq!(unsafe { libc::munmap((p + 4096) as *mut _, 4096) }, 0);
+    assert_eq!(map_user(&mut dev, p, 3 * 4096, 0), Err(libc::EINVAL));
+    assert_eq!(map_user(&mut dev, p + 4096, 2 * 4096, 0), Err(libc::EFAULT));
+    assert_eq!(map_user(&mut dev, obj, 4096, 0), Err(libc::EFAULT));
+    assert_eq!(map_user(&mut dev, p + 1, 4096, 0), Err(libc::EINVAL));
+    assert_eq!(
+        map_user(&mut dev, u64::MAX - 4095, 8192, 0),
+        Err(libc::EINVAL)
+    );
+    // Nothing of the refused range became GPU memory.
+    let ctx = context(&mut dev);
+    let ts = submit(&mut dev, ctx, ib, &mem_write(p, 3)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    assert_eq!(read_u32(p), 0);
+
+    // Mapped in full, then holed, then something else mapped in the hole.
+    let q = anon_pages(3);
+    assert_eq!(map_user(&mut dev, q, 3 * 4096, 0), Ok(q));
+    let ctx = context(&mut dev);
+    let ts = submit(&mut dev, ctx, ib, &mem_write(q + 4096, 4)).unwrap();
+    assert_eq!((wait(&mut dev, ctx, ts), read_u32(q + 4096)), (Ok(()), 4));
+    // SAFETY: unmapping the middle page of our own mapping.
+    assert_eq!(unsafe { libc::munmap((q + 4096) as *mut _, 4096) }, 0);
+    // The next submission's re-read sees the hole and drops the whole range:
+    // even its still-mapped first page is no longer GPU memory.
+    let ts = submit(&mut dev, ctx, ib, &mem_write(q, 5)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    let fault = dev.context_fault(ctx).unwrap();
+    assert!(
+        fault.contains(&format!(
+            "CP_MEM_WRITE at {q:#x} refused: its allocation was freed"
+        )),
+        "{fault}"
+    );
+    assert_eq!(read_u32(q), 0);
+    // A mapping made in the hole afterwards receives no GPU writes.
+    // SAFETY: maps a fresh page into the hole of our own range.
+    let filler = unsafe {
+        libc::mmap(
+            (q + 4096) as *mut _,
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    assert_eq!(filler as u64, q + 4096);
+    let ctx = context(&mut dev);
+    let ts = submit(&mut dev, ctx, ib, &mem_write(q + 4096, 6)).unwrap();
+    assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
+    assert_eq!(read_u32(q + 4096), 0, "the new mapping got no GPU write");
+    // SHAREDMEM_FREE of the dropped range still succeeds once.
+    let mut f = SharedmemFree { gpuaddr: q };
+    assert_eq!(ioctl(&mut dev, IOCTL_SHAREDMEM_FREE, &mut f), Ok(()));
+    assert_eq!(
+        ioctl(&mut dev, IOCTL_SHAREDMEM_FREE, &mut f),
+        Err(libc::EINVAL)
+    );
 }

@@ -266,3 +266,147 @@ fn preloaded_client_gets_edeadlk_after_a_fault_and_reads_it_in_the_fault_log() {
         )
     );
 }
+
+/// Issue 14.2 through the shim, as a C client makes them: (1) MAP_USER_MEM of
+/// a PROT_READ page, then CP_MEM_WRITE into it; (2) a GPU object mapped
+/// PROT_NONE used as an IB; (3) a MAP_USER_MEM range whose middle page is
+/// unmapped (refused), and one holed after mapping, then written. Each faults
+/// its context (EDEADLK at the wait) or is refused with kgsl's errno; the
+/// host memory is untouched and the process does not crash.
+const PROTECTION_CLIENT: &str = r#"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+struct gpuobj_alloc { uint64_t size, flags, va_len, mmapsize; uint32_t id, metadata_len;
+                      uint64_t metadata; };
+struct drawctxt_create { uint32_t flags, drawctxt_id; };
+struct cmd_object { uint64_t offset, gpuaddr, size; uint32_t flags, id; };
+struct gpu_command { uint64_t flags, cmdlist; uint32_t cmdsize, numcmds; uint64_t objlist;
+                     uint32_t objsize, numobjs; uint64_t synclist; uint32_t syncsize, numsyncs;
+                     uint32_t context_id, timestamp; };
+struct wait_ts { uint32_t context_id, timestamp, timeout; };
+struct map_user_mem { int fd; uint32_t pad; uint64_t gpuaddr, len, offset, hostptr;
+                      uint32_t memtype, flags; };
+#define GPUOBJ_ALLOC 0xc0300945UL
+#define DRAWCTXT_CREATE 0xc0080913UL
+#define GPU_COMMAND 0xc040094aUL
+#define WAITTIMESTAMP 0x400c0907UL
+#define MAP_USER_MEM 0xc0300915UL
+#define GPUREADONLY 0x01000000u
+#define MEM_WRITE_HDR MEM_WRITE_HEADER
+static int fd;
+static uint32_t *alloc_obj(uint32_t *id, int prot) {
+    struct gpuobj_alloc a = {4096, 0x100C0000};
+    if (ioctl(fd, GPUOBJ_ALLOC, &a)) return 0;
+    *id = a.id;
+    void *p = mmap(0, 4096, prot, MAP_SHARED, fd, (off_t)a.id << 12);
+    return p == MAP_FAILED ? 0 : p;
+}
+static uint32_t context(void) {
+    struct drawctxt_create c = {0x04008A12, 0};
+    return ioctl(fd, DRAWCTXT_CREATE, &c) ? 0 : c.drawctxt_id;
+}
+/* Submits `dwords` at `ib` on a fresh context; returns the wait's errno (0: ok). */
+static int run(void *ib, uint32_t dwords) {
+    uint32_t ctx = context();
+    struct cmd_object cmd = {0, (uint64_t)(uintptr_t)ib, 4 * dwords, 1, 0};
+    struct gpu_command g = {0};
+    g.cmdlist = (uint64_t)(uintptr_t)&cmd;
+    g.cmdsize = sizeof cmd;
+    g.numcmds = 1;
+    g.context_id = ctx;
+    if (ioctl(fd, GPU_COMMAND, &g)) return 1000 + errno;
+    struct wait_ts w = {ctx, g.timestamp, 1000};
+    return ioctl(fd, WAITTIMESTAMP, &w) ? errno : 0;
+}
+static int write_at(uint32_t *ib, void *addr, uint32_t value) {
+    uint64_t a = (uint64_t)(uintptr_t)addr;
+    uint32_t words[] = {MEM_WRITE_HDR, (uint32_t)a, (uint32_t)(a >> 32), value};
+    memcpy(ib, words, sizeof words);
+    return run(ib, 4);
+}
+static int map_user(void *p, uint64_t len, uint32_t flags) {
+    struct map_user_mem m = {0};
+    m.hostptr = (uint64_t)(uintptr_t)p;
+    m.len = len;
+    m.memtype = 3;
+    m.flags = flags;
+    return ioctl(fd, MAP_USER_MEM, &m) ? errno : 0;
+}
+int main(void) {
+    fd = open("/dev/kgsl-3d0", O_RDWR);
+    uint32_t ib_id, sig_id, obj_id;
+    uint32_t *ib = alloc_obj(&ib_id, PROT_READ | PROT_WRITE);
+    uint32_t *sig = alloc_obj(&sig_id, PROT_READ | PROT_WRITE);
+    if (!ib || !sig) return 3;
+    /* (1) */
+    uint32_t *ro = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ro[0] = 0x11;
+    mprotect(ro, 4096, PROT_READ);
+    int ro_plain = map_user(ro, 4096, 0);
+    int ro_gpuro = map_user(ro, 4096, GPUREADONLY);
+    int ro_write = write_at(ib, ro, 7);
+    printf("readonly: map %d/%d write %d value %#x\n", ro_plain == EFAULT, ro_gpuro,
+           ro_write == EDEADLK, ro[0]);
+    /* (2) */
+    uint32_t *obj = alloc_obj(&obj_id, PROT_READ | PROT_WRITE);
+    uint64_t s = (uint64_t)(uintptr_t)sig;
+    uint32_t words[] = {MEM_WRITE_HDR, (uint32_t)s, (uint32_t)(s >> 32), 9};
+    memcpy(obj, words, sizeof words);
+    void *none = mmap(0, 4096, PROT_NONE, MAP_SHARED, fd, (off_t)obj_id << 12);
+    int none_ib = run(none, 4);
+    printf("prot_none ib: %d signal %u\n", none_ib == EDEADLK, sig[0]);
+    /* (3) */
+    char *p = mmap(0, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(p + 4096, 4096);
+    int hole_map = map_user(p, 3 * 4096, 0);
+    int hole_write = write_at(ib, p, 3);
+    char *q = mmap(0, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int full_map = map_user(q, 3 * 4096, 0);
+    int before = write_at(ib, q + 8192, 4);
+    munmap(q + 4096, 4096);
+    int after = write_at(ib, q, 5);
+    printf("hole: map %d write %d value %u; holed later: map %d before %d/%u after %d/%u\n",
+           hole_map == EINVAL, hole_write == EDEADLK, *(uint32_t *)p, full_map, before,
+           *(uint32_t *)(q + 8192), after == EDEADLK, *(uint32_t *)q);
+    return 0;
+}
+"#;
+
+#[test]
+fn preloaded_client_faults_on_protected_and_holed_memory_without_crashing() {
+    use wavejit_runtime::kgsl::pm4::{packet::op, type7};
+    let Some((so, dir)) = setup("protection") else {
+        return;
+    };
+    let header = format!("{:#x}u", type7(op::MEM_WRITE, 3));
+    let src = PROTECTION_CLIENT.replace("MEM_WRITE_HEADER", &header);
+    let Some(bin) = compile(&dir, "protection", &src) else {
+        assert!(std::env::var_os("CI").is_none(), "cc failed under CI");
+        println!("SKIP: no C compiler");
+        return;
+    };
+    let out = run_with_limit(
+        Command::new(&bin)
+            .env("LD_PRELOAD", &so)
+            .env("WAVEJIT_FAULT_LOG", dir.join("faults.log")),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}: {text} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.trim(),
+        "readonly: map 1/0 write 1 value 0x11\n\
+         prot_none ib: 1 signal 0\n\
+         hole: map 1 write 1 value 0; holed later: map 0 before 0/4 after 1/0"
+    );
+}

@@ -1,14 +1,15 @@
 //! The driver proper: objects in a memfd, contexts with in-order rings, and the
 //! ioctls a compute client uses, with the real driver's errno for bad input.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use super::fault_log::FaultLog;
-use super::maps::{FileMapping, mappings_of};
+use super::maps::{self, Vma};
 use super::pm4::{CommandProcessor, ComputeUnit, RunOutcome, Submission};
+use super::profile::{self, Phase};
 use super::uapi::*;
 use super::user_copy::{self, Pod};
 use crate::memory::AddressSpace;
@@ -33,12 +34,49 @@ struct GpuObject {
     page: u64,
     size: u64,
     flags: u64,
-    /// Our own mapping, for objects without USE_CPU_MAP (their GPU address).
-    own_map: Option<NonNull<u8>>,
+    /// The device's own shared mapping of the object's pages. Every GPU access
+    /// to the object goes through it, whatever client address it was made at, so
+    /// a client that unmaps or remaps its own view between two re-reads of its
+    /// mappings can never make the GPU touch memory that is gone. It is also the
+    /// GPU address of objects without USE_CPU_MAP.
+    view: NonNull<u8>,
 }
 
-// SAFETY: own_map is a private shared mapping used only under the device's lock.
+impl GpuObject {
+    fn view_addr(&self) -> u64 {
+        self.view.as_ptr() as u64
+    }
+
+    fn gpu_writable(&self) -> bool {
+        self.flags & MEMFLAGS_GPUREADONLY == 0
+    }
+}
+
+// SAFETY: `view` is the device's own shared mapping, used only under its lock.
 unsafe impl Send for GpuObject {}
+
+/// A MAP_USER_MEM range.
+struct UserMap {
+    len: u64,
+    /// Mapped with KGSL_MEMFLAGS_GPUREADONLY: GPU writes to it fault.
+    gpu_readonly: bool,
+    /// How many MAP_USER_MEM calls returned this address (each is freed once).
+    count: u32,
+    /// Seen no longer mapped in full: the GPU may not use it any more (a later
+    /// mapping in the hole must not receive GPU writes); it stays only until
+    /// SHAREDMEM_FREE.
+    dead: bool,
+}
+
+/// A range registered in the checked address space: GPU address, length, host
+/// address behind it and whether the GPU may write it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Region {
+    start: u64,
+    len: u64,
+    host: u64,
+    writable: bool,
+}
 
 struct Context {
     submitted: u32,
@@ -55,11 +93,15 @@ pub struct KgslDevice {
     memfd_id: (u32, u32, u64),
     next_page: u64,
     objects: BTreeMap<u32, GpuObject>,
-    user_maps: BTreeMap<u64, u64>,
+    user_maps: BTreeMap<u64, UserMap>,
     contexts: BTreeMap<u32, Context>,
     next_context: u32,
     mem: AddressSpace,
-    live_regions: Vec<(u64, u64)>,
+    /// What `mem` holds, as last registered from the client's mappings.
+    live_regions: BTreeSet<Region>,
+    /// An object or MAP_USER_MEM range appeared since the client's mappings were
+    /// last read: the next submission or wait re-reads them.
+    stale: bool,
     compute: Box<dyn ComputeUnit + Send>,
     fault_log: FaultLog,
 }
@@ -91,7 +133,8 @@ impl KgslDevice {
             contexts: BTreeMap::new(),
             next_context: 1,
             mem: AddressSpace::new(),
-            live_regions: Vec::new(),
+            live_regions: BTreeSet::new(),
+            stale: false,
             compute,
             fault_log: FaultLog::from_env(),
         })
@@ -103,7 +146,8 @@ impl KgslDevice {
         self.memfd.as_raw_fd()
     }
 
-    /// The checked address space kernels run against (refreshed per submission).
+    /// The checked address space kernels run against (see [`Self::refresh_memory`]
+    /// for when it is brought up to date with the client's mappings).
     pub fn memory(&self) -> &AddressSpace {
         &self.mem
     }
@@ -135,12 +179,7 @@ impl KgslDevice {
             }
             IOCTL_TIMESTAMP_EVENT => self.with::<TimestampEvent>(arg, |_, _| Err(libc::EINVAL)),
             IOCTL_MAP_USER_MEM => self.with::<MapUserMem>(arg, Self::map_user_mem),
-            IOCTL_SHAREDMEM_FREE => self.with::<SharedmemFree>(arg, |d, a| {
-                d.user_maps
-                    .remove(&a.gpuaddr)
-                    .map(|_| ())
-                    .ok_or(libc::EINVAL)
-            }),
+            IOCTL_SHAREDMEM_FREE => self.with::<SharedmemFree>(arg, Self::sharedmem_free),
             _ => Err(libc::ENOTTY),
         }
     }
@@ -166,36 +205,41 @@ impl KgslDevice {
             return Err(libc::ENOMEM);
         }
         let page = self.next_page;
-        self.next_page += pages;
-        let own_map = if flags & MEMFLAGS_USE_CPU_MAP == 0 {
-            // SAFETY: maps our memfd's pages for this object; unmapped on free.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    size as usize,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    self.memfd.as_raw_fd(),
-                    (page * PAGE) as libc::off_t,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(libc::ENOMEM);
-            }
-            NonNull::new(p.cast::<u8>())
-        } else {
-            None
+        // SAFETY: maps our memfd's pages for this object; unmapped on free or drop.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                self.memfd.as_raw_fd(),
+                (page * PAGE) as libc::off_t,
+            )
         };
+        let view = match NonNull::new(p.cast::<u8>()) {
+            Some(v) if p != libc::MAP_FAILED => v,
+            _ => return Err(libc::ENOMEM),
+        };
+        self.next_page += pages;
         let id = page as u32;
-        self.objects.insert(
-            id,
-            GpuObject {
-                page,
-                size,
-                flags,
-                own_map,
-            },
-        );
+        let obj = GpuObject {
+            page,
+            size,
+            flags,
+            view,
+        };
+        if flags & MEMFLAGS_USE_CPU_MAP == 0 {
+            // Its GPU address is the view: usable without any client mapping.
+            self.register(Region {
+                start: obj.view_addr(),
+                len: size,
+                host: obj.view_addr(),
+                writable: obj.gpu_writable(),
+            });
+        }
+        self.objects.insert(id, obj);
+        // The client maps it next, at an address only /proc/self/maps tells.
+        self.stale = true;
         Ok((id, size))
     }
 
@@ -210,11 +254,10 @@ impl KgslDevice {
         let (id, size) = self.alloc_object(a.size, u64::from(a.flags))?;
         a.id = id;
         a.mmapsize = size;
-        a.gpuaddr = self
-            .objects
-            .get(&id)
-            .and_then(|o| o.own_map)
-            .map_or(0, |p| p.as_ptr() as u64);
+        a.gpuaddr = match self.objects.get(&id) {
+            Some(o) if o.flags & MEMFLAGS_USE_CPU_MAP == 0 => o.view_addr(),
+            _ => 0,
+        };
         Ok(())
     }
 
@@ -222,14 +265,29 @@ impl KgslDevice {
         if !self.objects.contains_key(&id) {
             return Err(libc::EINVAL);
         }
-        // Learn the client's current mappings of the object first, so that its
-        // addresses are remembered as freed (use-after-free, not "unmapped").
-        self.refresh_memory();
-        let obj = self.objects.remove(&id).ok_or(libc::EINVAL)?;
-        if let Some(p) = obj.own_map {
-            // SAFETY: this mapping was created by alloc_object with this size.
-            unsafe { libc::munmap(p.as_ptr().cast(), obj.size as usize) };
+        // A mapping not registered yet would not be remembered as freed (a
+        // later access would say "unmapped", not use-after-free).
+        if self.stale {
+            self.refresh_memory();
         }
+        let obj = self.objects.remove(&id).ok_or(libc::EINVAL)?;
+        // Every GPU address of the object leaves the address space (remembered
+        // as freed, so a later access reports use-after-free); they are known
+        // by their host side, the view, so no re-read of the mappings is needed.
+        let (v0, v1) = (obj.view_addr(), obj.view_addr() + obj.size);
+        let gone: Vec<Region> = self
+            .live_regions
+            .iter()
+            .filter(|r| (v0..v1).contains(&r.host))
+            .copied()
+            .collect();
+        for r in gone {
+            self.unregister(r);
+        }
+        // SAFETY: the view was mapped by alloc_object with this size, and no
+        // registered region points into it any more (dispatches run
+        // synchronously under the device's lock, so none holds it).
+        unsafe { libc::munmap(obj.view.as_ptr().cast(), obj.size as usize) };
         // Give the pages back; the range is never handed out again.
         // SAFETY: plain syscall on our fd.
         unsafe {
@@ -240,7 +298,6 @@ impl KgslDevice {
                 obj.size as libc::off_t,
             )
         };
-        self.refresh_memory();
         Ok(())
     }
 
@@ -250,9 +307,10 @@ impl KgslDevice {
 
     fn gpuobj_info(&mut self, a: &mut GpuobjInfo) -> Result<(), Errno> {
         let obj = self.objects.get(&a.id).ok_or(libc::EINVAL)?;
-        let gpuaddr = match obj.own_map {
-            Some(p) => p.as_ptr() as u64,
-            None => self.client_address_of(obj.page, obj.size).unwrap_or(0),
+        let gpuaddr = if obj.flags & MEMFLAGS_USE_CPU_MAP == 0 {
+            obj.view_addr()
+        } else {
+            self.client_address_of(obj).unwrap_or(0)
         };
         a.gpuaddr = gpuaddr;
         a.flags = obj.flags;
@@ -331,80 +389,236 @@ impl KgslDevice {
         if a.len == 0 || a.hostptr == 0 || !a.hostptr.is_multiple_of(PAGE) {
             return Err(libc::EINVAL);
         }
-        // The range must be mapped in the client right now.
-        let mut probe = [0u8; 1];
-        user_copy::read_bytes(a.hostptr, &mut probe)?;
-        user_copy::read_bytes(a.hostptr + a.len - 1, &mut probe)?;
-        self.user_maps.insert(a.hostptr, a.len);
+        let end = a.hostptr.checked_add(a.len).ok_or(libc::EINVAL)?;
+        let gpu_readonly = u64::from(a.flags) & MEMFLAGS_GPUREADONLY != 0;
+        let vmas = maps::current();
+        // As kgsl's memdesc_sg_virt: check_vma refuses a range that maps the
+        // device's own memory (EFAULT); get_user_pages then pins pages in order
+        // and stops at the first one that is unmapped, not readable, or read-only
+        // while the GPU may write it (no GPUREADONLY). Stopping at the first page
+        // returns its EFAULT; stopping later pins fewer pages than asked, which
+        // kgsl turns into EINVAL.
+        let mut pinned = a.hostptr;
+        let mut stopped = false;
+        for (s, e, v) in maps::covering(&vmas, a.hostptr, a.len) {
+            if self.is_device_memory(v) {
+                return Err(libc::EFAULT);
+            }
+            stopped |= s != pinned || !v.readable || (!v.writable && !gpu_readonly);
+            if !stopped {
+                pinned = e;
+            }
+        }
+        if pinned == a.hostptr {
+            return Err(libc::EFAULT);
+        }
+        if pinned < end {
+            return Err(libc::EINVAL);
+        }
+        // GPU addresses are CPU addresses here, so mapping a range again (real
+        // KGSL gives it a second GPU address) returns the same one; the range
+        // stays until each mapping of it is freed.
+        let m = self.user_maps.entry(a.hostptr).or_insert(UserMap {
+            len: a.len,
+            gpu_readonly,
+            count: 0,
+            dead: false,
+        });
+        if m.dead {
+            // Mapped in full again: a fresh range.
+            (m.len, m.gpu_readonly, m.dead) = (a.len, gpu_readonly, false);
+        }
+        m.len = m.len.max(a.len);
+        m.gpu_readonly &= gpu_readonly;
+        m.count = m.count.saturating_add(1);
+        self.stale = true;
         a.gpuaddr = a.hostptr;
         Ok(())
     }
 
-    /// Client address of an object's first byte, if the client has it mapped.
-    fn client_address_of(&self, page: u64, size: u64) -> Option<u64> {
-        let start = page * PAGE;
-        self.file_mappings()
-            .into_iter()
-            .find(|m| {
-                m.offset <= start && start < m.offset + (m.end - m.start) && start + size > m.offset
-            })
-            .map(|m| m.start + (start - m.offset))
+    fn sharedmem_free(&mut self, a: &mut SharedmemFree) -> Result<(), Errno> {
+        let m = self.user_maps.get_mut(&a.gpuaddr).ok_or(libc::EINVAL)?;
+        m.count -= 1;
+        if m.count > 0 {
+            return Ok(());
+        }
+        let m = self.user_maps.remove(&a.gpuaddr).ok_or(libc::EINVAL)?;
+        let range = a.gpuaddr..a.gpuaddr + m.len;
+        let gone: Vec<Region> = self
+            .live_regions
+            .iter()
+            .filter(|r| r.host == r.start && range.contains(&r.start))
+            .copied()
+            .collect();
+        for r in gone {
+            self.unregister(r);
+        }
+        Ok(())
     }
 
-    fn file_mappings(&self) -> Vec<FileMapping> {
-        let text = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    /// Whether `v` maps this device's memfd (an object view, ours or the client's).
+    fn is_device_memory(&self, v: &Vma) -> bool {
         let (major, minor, ino) = self.memfd_id;
-        mappings_of(&text, major, minor, ino)
+        v.maps_file(major, minor, ino)
     }
 
-    /// Rebuilds the checked address space from what the client has mapped now:
-    /// every mapping of a live object, clipped to the object, plus user maps that
-    /// are still mapped. Called before each submission runs, because the client may
-    /// unmap and remap between submissions.
+    /// Client address of an object's first byte, if the client has it mapped
+    /// (the device's own view does not count).
+    fn client_address_of(&self, obj: &GpuObject) -> Option<u64> {
+        let start = obj.page * PAGE;
+        maps::current()
+            .into_iter()
+            .find(|v| {
+                self.is_device_memory(v)
+                    && v.offset <= start
+                    && start < v.offset + (v.end - v.start)
+                    && v.start + (start - v.offset) != obj.view_addr()
+            })
+            .map(|v| v.start + (start - v.offset))
+    }
+
+    /// The objects whose pages overlap memfd bytes `f0..f1`, in order.
+    fn objects_in(&self, f0: u64, f1: u64) -> impl Iterator<Item = &GpuObject> {
+        let lo = u32::try_from(f0 / PAGE).unwrap_or(u32::MAX);
+        let hi = u32::try_from(f1.div_ceil(PAGE)).unwrap_or(u32::MAX);
+        let head = self
+            .objects
+            .range(..lo)
+            .next_back()
+            .map(|(_, o)| o)
+            .filter(|o| o.page * PAGE + o.size > f0);
+        head.into_iter()
+            .chain(self.objects.range(lo..hi).map(|(_, o)| o))
+    }
+
+    /// Registers `r` in the checked address space (and remembers it).
+    fn register(&mut self, r: Region) {
+        let Some(host) = NonNull::new(r.host as *mut u8) else {
+            return;
+        };
+        // SAFETY: `host` is an object's view (mapped until the object is freed,
+        // which unregisters it first) or a client range that /proc/self/maps
+        // showed mapped with these permissions just now; user ranges are
+        // re-checked before every submission runs (see refresh_memory).
+        if unsafe { self.mem.register(r.start, host, r.len, r.writable) }.is_ok() {
+            self.live_regions.insert(r);
+        }
+    }
+
+    fn unregister(&mut self, r: Region) {
+        if self.live_regions.remove(&r) {
+            let _ = self.mem.free(r.start);
+        }
+    }
+
+    /// Whether the mappings must be re-read before GPU work runs: something
+    /// appeared since the last read, or a MAP_USER_MEM range exists (its pages
+    /// are the client's own, which it may unmap or protect at any time; object
+    /// accesses go through the device's views and cannot touch unmapped memory).
+    fn needs_refresh(&self) -> bool {
+        self.stale || self.user_maps.values().any(|m| !m.dead)
+    }
+
+    /// Rebuilds the checked address space from what the client has mapped now
+    /// (one read of /proc/self/maps): every readable client mapping of a live
+    /// object, clipped to the object, with the mapping's write permission; the
+    /// views of objects without USE_CPU_MAP; and the pieces of each MAP_USER_MEM
+    /// range with their permissions. A PROT_NONE piece is not registered, a
+    /// read-only one is registered read-only, so GPU accesses the CPU could not
+    /// make fault the context instead of the host. A user range no longer mapped
+    /// in full (a hole, or the device's memory mapped into it) is dropped: a
+    /// later mapping in the hole must not receive GPU writes.
+    ///
+    /// Runs when an object or user range appeared since the last read, whenever
+    /// user ranges exist, and when a submission's IB is not covered; not on
+    /// every submission (see README, "KGSL client memory").
     pub fn refresh_memory(&mut self) {
-        let mut want: Vec<(u64, u64, bool)> = Vec::new();
-        for m in self.file_mappings() {
-            let (f0, f1) = (m.offset, m.offset + (m.end - m.start));
-            for obj in self.objects.values() {
-                let (o0, o1) = (obj.page * PAGE, obj.page * PAGE + obj.size);
-                let (s, e) = (o0.max(f0), o1.min(f1));
-                if s < e {
-                    want.push((m.start + (s - f0), e - s, m.writable));
+        let _t = profile::start(Phase::Refresh);
+        let vmas = maps::current();
+        let memfd = self.memfd_id;
+        let mut want: Vec<Region> = Vec::new();
+        for v in vmas
+            .iter()
+            .filter(|v| v.readable && self.is_device_memory(v))
+        {
+            let (f0, f1) = (v.offset, v.offset + (v.end - v.start));
+            for obj in self.objects_in(f0, f1) {
+                let o0 = obj.page * PAGE;
+                let (s, e) = (o0.max(f0), (o0 + obj.size).min(f1));
+                let (start, host) = (v.start + (s - f0), obj.view_addr() + (s - o0));
+                if start == host {
+                    continue; // the device's own view
+                }
+                want.push(Region {
+                    start,
+                    len: e - s,
+                    host,
+                    writable: v.writable && obj.gpu_writable(),
+                });
+            }
+        }
+        for obj in self.objects.values() {
+            if obj.flags & MEMFLAGS_USE_CPU_MAP == 0 {
+                want.push(Region {
+                    start: obj.view_addr(),
+                    len: obj.size,
+                    host: obj.view_addr(),
+                    writable: obj.gpu_writable(),
+                });
+            }
+        }
+        for (&addr, m) in self.user_maps.iter_mut().filter(|(_, m)| !m.dead) {
+            let mut pieces: Vec<Region> = Vec::new();
+            let mut covered = addr;
+            for (s, e, v) in maps::covering(&vmas, addr, m.len) {
+                if s != covered || v.maps_file(memfd.0, memfd.1, memfd.2) {
+                    break;
+                }
+                covered = e;
+                if !v.readable {
+                    continue;
+                }
+                let writable = v.writable && !m.gpu_readonly;
+                match pieces.last_mut() {
+                    Some(p) if p.start + p.len == s && p.writable == writable => p.len += e - s,
+                    _ => pieces.push(Region {
+                        start: s,
+                        len: e - s,
+                        host: s,
+                        writable,
+                    }),
                 }
             }
-        }
-        for (&addr, &len) in &self.user_maps {
-            let mut probe = [0u8; 1];
-            if user_copy::read_bytes(addr, &mut probe).is_ok()
-                && user_copy::read_bytes(addr + len - 1, &mut probe).is_ok()
-            {
-                want.push((addr, len, true));
+            if covered == addr + m.len {
+                want.extend(pieces);
+            } else {
+                m.dead = true;
             }
         }
-        want.sort_unstable();
-        want.dedup_by_key(|w| w.0);
-        let have = std::mem::take(&mut self.live_regions);
-        for (start, len) in &have {
-            if !want.iter().any(|w| (w.0, w.1) == (*start, *len)) {
-                let _ = self.mem.free(*start);
+        let want: BTreeSet<Region> = want.into_iter().collect();
+        let gone: Vec<Region> = self.live_regions.difference(&want).copied().collect();
+        for r in gone {
+            self.unregister(r);
+        }
+        for r in want {
+            if !self.live_regions.contains(&r) {
+                self.register(r);
             }
         }
-        for (start, len, writable) in want {
-            if !have.contains(&(start, len)) {
-                let Some(host) = NonNull::new(start as *mut u8) else {
-                    continue;
-                };
-                // SAFETY: the range is a live mapping of this process (just read from
-                // /proc/self/maps or probed); it is re-validated before every submission.
-                if unsafe { self.mem.register(start, host, len, writable) }.is_err() {
-                    continue;
-                }
-            }
-            self.live_regions.push((start, len));
-        }
+        self.stale = false;
+    }
+
+    /// Whether the checked address space holds all of IB `s`.
+    fn covers(&self, s: &Submission) -> bool {
+        s.ib().is_none_or(|(addr, dwords)| {
+            self.mem
+                .allocation_of(addr)
+                .is_some_and(|(a, len)| addr + 4 * u64::from(dwords) <= a + len)
+        })
     }
 
     fn gpu_command(&mut self, a: &mut GpuCommand) -> Result<(), Errno> {
+        let _t = profile::start(Phase::Submit);
         if !self.contexts.contains_key(&a.context_id) {
             return Err(libc::EINVAL);
         }
@@ -428,7 +642,11 @@ impl KgslDevice {
         if self.contexts.get(&id).is_some_and(|c| c.fault.is_some()) {
             return Err(libc::EDEADLK);
         }
-        self.refresh_memory();
+        // An IB in a mapping made since the last read (without an allocation in
+        // between) is found by a re-read rather than faulting.
+        if self.needs_refresh() || !subs.iter().all(|s| self.covers(s)) {
+            self.refresh_memory();
+        }
         let ctx = self.contexts.get_mut(&id).ok_or(libc::EINVAL)?;
         if let Some(dir) = std::env::var_os("WAVEJIT_KGSL_CAPTURE") {
             capture_submission(std::path::Path::new(&dir), &self.mem, &subs, &ctx.cp);
@@ -474,13 +692,16 @@ impl KgslDevice {
     }
 
     fn wait_timestamp(&mut self, a: &mut WaitTimestamp) -> Result<(), Errno> {
+        let _t = profile::start(Phase::Wait);
         let id = a.context_id;
         if !self.contexts.contains_key(&id) {
             return Err(libc::EINVAL);
         }
         let deadline = Instant::now() + WAIT_RETRY;
         loop {
-            self.refresh_memory();
+            if self.needs_refresh() {
+                self.refresh_memory();
+            }
             self.drain(id);
             let ctx = self.contexts.get(&id).ok_or(libc::EINVAL)?;
             if ctx.fault.is_some() {
@@ -514,6 +735,19 @@ impl KgslDevice {
         self.contexts
             .get(&context_id)
             .and_then(|c| c.fault.as_deref())
+    }
+}
+
+impl Drop for KgslDevice {
+    fn drop(&mut self) {
+        // Nothing may point into the views once they are unmapped.
+        for r in std::mem::take(&mut self.live_regions) {
+            let _ = self.mem.free(r.start);
+        }
+        for obj in self.objects.values() {
+            // SAFETY: mapped by alloc_object with this size; no region refers to it.
+            unsafe { libc::munmap(obj.view.as_ptr().cast(), obj.size as usize) };
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use wavejit_ir::{Dispatch, Engine, Kernel};
 use wavejit_jit::Jit;
 
 use super::pm4::{ComputeError, ComputeUnit, CsDispatch};
+use super::profile::{self, Phase};
 use crate::memory::AddressSpace;
 
 /// Environment override forcing MERGEDREGS aliasing for clients (tinygrad 0.14.0)
@@ -146,6 +147,7 @@ impl ComputeUnit for Ir3Unit {
                 d.shader_len / 128
             )));
         }
+        let kernel_timer = profile::start(Phase::Kernel);
         let bytes = mem
             .read_bytes(d.shader_addr, d.shader_len as usize)
             .map_err(|e| ComputeError(format!("{where_}: shader unreadable: {e}")))?;
@@ -153,7 +155,11 @@ impl ComputeUnit for Ir3Unit {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect();
+        drop(kernel_timer);
+        let uniforms_timer = profile::start(Phase::Uniforms);
         let (uniforms, layout) = uniforms(d);
+        drop(uniforms_timer);
+        let kernel_timer = profile::start(Phase::Kernel);
         let cfg = LiftConfig {
             merged_regs: merged,
             const_demotion: d.const_demotion,
@@ -168,6 +174,7 @@ impl ComputeUnit for Ir3Unit {
         let kernel = self
             .kernel(words, &cfg)
             .map_err(|e| ComputeError(format!("{where_}: {e}")))?;
+        drop(kernel_timer);
         let dispatch = Dispatch {
             workgroups: d.groups,
             workgroup_size: d.local_size,
@@ -175,6 +182,7 @@ impl ComputeUnit for Ir3Unit {
             uniforms,
             step_limit: wavejit_ir::dispatch::DEFAULT_STEP_LIMIT,
         };
+        let _run_timer = profile::start(Phase::Run);
         self.jit
             .run(&kernel, &dispatch, mem)
             .map_err(|f| ComputeError(format!("{where_}: {f} (guest pc = ir3 instruction index)")))

@@ -8,6 +8,7 @@ pub mod fault_log;
 pub mod ir3_unit;
 pub mod maps;
 pub mod pm4;
+pub mod profile;
 pub mod uapi;
 /// Client memory copies (shared with the AQL frontend's registration).
 pub use crate::user_copy;

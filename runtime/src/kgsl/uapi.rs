@@ -35,6 +35,8 @@ pub const PROP_PWR_CONSTRAINT: u32 = 0x12;
 pub const CHIP_ID_A630: u32 = 0x0603_0001;
 
 pub const MEMFLAGS_USE_CPU_MAP: u64 = 0x1000_0000;
+/// The GPU may only read the memory (GPUOBJ_ALLOC, MAP_USER_MEM).
+pub const MEMFLAGS_GPUREADONLY: u64 = 0x0100_0000;
 pub const CMDLIST_IB: u32 = 1;
 pub const CMDSTREAM_TIMESTAMP_RETIRED: u32 = 2;
 
