@@ -538,3 +538,36 @@ fn random_integer_kernels_run_the_same_after_simplification() {
         "{fired:?}"
     );
 }
+
+/// ir3 widens a compare's boolean through 16 bits (`zext.i1.i16` then
+/// `zext.i16.i32`): one `zext.i1.i32`, and `trunc` of a widened value back
+/// to its type is the value.
+#[test]
+fn widening_chains_become_one_widening() {
+    let text = format!(
+        "kernel @k shared 0 private 0 {{
+block0:
+  v0 = local_index
+  v1 = const.i32 3
+  v2 = icmp.ult.i32 v0, v1
+  v3 = zext.i1.i16 v2
+  v4 = zext.i16.i32 v3
+  v5 = sext.i32.i64 v0
+  v6 = trunc.i64.i32 v5
+  v7 = iadd.i32 v4, v6
+  v8 = const.i32 2
+  v9 = shl.i32 v0, v8
+  v10 = zext.i32.i64 v9
+  v11 = const.i64 {BASE}
+  v12 = iadd.i64 v11, v10
+  store.global.i32 v12, v7
+  exit
+}}"
+    );
+    let k = wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let (out, _) = simplified(&k, None);
+    let text = print(&out);
+    assert!(text.contains("zext.i1.i32 v"), "{text}");
+    assert!(!text.contains("i16") && !text.contains("trunc"), "{text}");
+    assert_same_run(&k, &out, &Dispatch::new([2, 1, 1], [8, 1, 1]));
+}

@@ -949,3 +949,66 @@ block0:
     // 2^-126 / 4 = 0x00200000 (subnormal); both flushed products are +0.
     assert!(u32s(&out.memory)[..40].iter().all(|&v| v == 0x0020_0000));
 }
+
+/// Quad (`i32x4`) loads and stores, as tinygrad's float4 kernels make them:
+/// consecutive quads run as vector loads and stores with a 4x4 transpose,
+/// and everything else goes lane by lane through the helper with the
+/// interpreter's faults: partial chunks (workgroups of 20), quads that are
+/// not 16 bytes apart (overlapping stores: the order of lanes decides),
+/// misaligned quads, and a quad that leaves the buffer.
+#[test]
+fn quad_loads_and_stores_match_the_interpreter() {
+    let quads = |stride: u32, offset: u32, step: u32| {
+        parse(&format!(
+            "kernel @quads shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 {stride}
+  v21 = imul.i32 v3, v20
+  v22 = const.i32 {offset}
+  v23 = iadd.i32 v21, v22
+  v24 = zext.i32.i64 v23
+  v25 = const.i64 0x20000000
+  v26 = iadd.i64 v25, v24
+  v27, v28, v29, v30 = load.global.i32x4 v26
+  v31 = iadd.i32 v27, v3
+  v32 = const.i32 {step}
+  v33 = imul.i32 v3, v32
+  v34 = zext.i32.i64 v33
+  v35 = const.i64 0x10000000
+  v36 = iadd.i64 v35, v34
+  store.global.i32x4 v36, v31, v28, v30, v29
+  exit
+}}
+"
+        ))
+    };
+    let ro: Vec<u8> = (0..2048u32)
+        .flat_map(|i| (i * 7 + 1).to_le_bytes())
+        .collect();
+    let d = Dispatch::new([3, 1, 1], [20, 1, 1]);
+    // Consecutive: lane i reads words 4i.. and writes words 4i.. (swapped).
+    let out = compare(&quads(16, 0, 16), &d, &[0; 1024], &ro);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for i in 0..60u32 {
+        let w = |j: u32| (4 * i + j) * 7 + 1;
+        let want = [w(0) + i, w(1), w(3), w(2)];
+        assert_eq!(got[4 * i as usize..4 * i as usize + 4], want, "lane {i}");
+    }
+    // Overlapping stores (4 bytes apart): the last lane's quad wins each word.
+    let out = compare(&quads(16, 0, 4), &d, &[0; 1024], &ro);
+    assert_eq!(out.fault, None);
+    // Misaligned loads (4 bytes off a 16-byte quad) and a stride of 32.
+    assert_eq!(compare(&quads(16, 4, 16), &d, &[0; 1024], &ro).fault, None);
+    assert_eq!(compare(&quads(32, 0, 16), &d, &[0; 1024], &ro).fault, None);
+    // The last lanes' quads leave the read-only buffer (8 KiB).
+    let out = compare(&quads(160, 0, 16), &d, &[0; 1024], &ro);
+    assert!(
+        matches!(
+            out.fault.as_ref().map(|f| &f.kind),
+            Some(FaultKind::Memory { .. })
+        ),
+        "{:?}",
+        out.fault
+    );
+}

@@ -25,7 +25,10 @@
 //! - `a | b` and `a ^ b` are `a + b` when `a` and `b` share no bit (no carry);
 //! - `(a | b) >> k` is `a >> k` when `b < 2^k` (and `a`, `b` share no bit);
 //! - `(a << k) >> k` is `a` when no bit of `a` leaves through the shift;
-//! - `x + 0`, `x | 0`, `x ^ 0`, `x - 0` are `x` for a zero mask operand.
+//! - `x + 0`, `x | 0`, `x ^ 0`, `x - 0` are `x` for a zero mask operand;
+//! - `zext(zext(x))` is one `zext` of `x` (`sext` likewise; lifters widen
+//!   booleans through 16 bits), and `trunc(zext(x))` back to `x`'s type is
+//!   `x`.
 //!
 //! Only pure integer instructions change (operands, or the kind between
 //! `or`/`xor` and `add`), so lanes compute the same values, enter the same
@@ -431,6 +434,18 @@ fn decide(
     );
     if pure && m[r] == 0 && !matches!(data.kind, InstKind::Const { .. }) {
         return Some(Rewrite::Const(0));
+    }
+    if let InstKind::Cast { op: outer, to } = data.kind
+        && let Some((_, InstKind::Cast { op: inner, .. }, &[x])) = def_of(kernel, data.args[0])
+    {
+        let from = kernel.value_type(x);
+        return match (outer, *inner) {
+            // A widening of a widening of the same kind is one widening.
+            (CastOp::Zext, CastOp::Zext) | (CastOp::Sext, CastOp::Sext) => Some(Rewrite::First(x)),
+            // Narrowing a widened value back to its type gives it back.
+            (CastOp::Trunc, CastOp::Zext | CastOp::Sext) if from == to => Some(Rewrite::Alias(x)),
+            _ => None,
+        };
     }
     let InstKind::IBinary(op) = data.kind else {
         return None;

@@ -217,7 +217,30 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
         pc: 0,
         what: format!("lifted kernel does not verify: {e}"),
     })?;
-    Ok(l.k)
+    let mut k = l.k;
+    clean_up(&mut k);
+    Ok(k)
+}
+
+/// The exact transforms every engine profits from: registers kept in
+/// private memory become SSA values (the JIT's gang core then holds them in
+/// vector registers, and sees the address arithmetic of `ldg`/`stg` as
+/// consecutive lanes), constants fold, 64-bit arithmetic whose low half is
+/// kept narrows, the integer identities of the index arithmetic go, and the
+/// jump chains that leaves merge. [MODEL] The watchdog counts the merged
+/// blocks once (it counts IR blocks, which are not ir3's; a runaway kernel
+/// still faults). Each transform verifies its input first; the kernel did.
+fn clean_up(k: &mut Kernel) {
+    use wavejit_ir::transform::{
+        fold_constants, merge_straight_blocks, narrow_integers, promote_private, simplify_bits,
+    };
+    let _ = promote_private(k);
+    let _ = fold_constants(k);
+    let _ = narrow_integers(k);
+    if simplify_bits(k, None).is_ok_and(|s| s.compares > 0) {
+        let _ = fold_constants(k);
+    }
+    let _ = merge_straight_blocks(k);
 }
 
 /// Blocks an instruction needs besides its own (created right after it in layout).

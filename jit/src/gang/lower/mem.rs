@@ -30,6 +30,25 @@ pub(super) fn word(a: &MemAccess) -> bool {
     a.count == 1 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32)
 }
 
+/// Whether `a` is four whole 32-bit values (`i32x4`/`f32x4`: the float4
+/// accesses tinygrad's kernels make), the quad fast paths.
+fn quad(a: &MemAccess) -> bool {
+    a.count == 4 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32)
+}
+
+/// Byte shuffles of two `I32X4` (as `I8X16`) picking 32-bit lanes: `lo32`
+/// interleaves the low halves (`a0 b0 a1 b1`), `hi32` the high halves, `lo64`
+/// and `hi64` the 64-bit halves (`a0 a1 b0 b1`, `a2 a3 b2 b3`).
+fn word_shuffle(lanes: [u8; 4]) -> [u8; 16] {
+    let mut m = [0u8; 16];
+    for (i, &l) in lanes.iter().enumerate() {
+        for b in 0..4 {
+            m[4 * i + b] = 4 * l + b as u8;
+        }
+    }
+    m
+}
+
 impl GLower<'_, '_> {
     /// Lane by lane through the helper.
     pub(super) fn access_helper(&mut self, inst: wj::Inst) -> Result<(), JitError> {
@@ -65,6 +84,9 @@ impl GLower<'_, '_> {
             }
             return self.uniform_load(inst, a, offset, res[0]);
         }
+        if quad(a) && matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
+            return self.load_quad(inst, a);
+        }
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
             return self.access_helper(inst);
         }
@@ -89,6 +111,9 @@ impl GLower<'_, '_> {
     }
 
     pub(super) fn store(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
+        if quad(a) && matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
+            return self.store_quad(inst, a);
+        }
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
             return self.access_helper(inst);
         }
@@ -149,6 +174,160 @@ impl GLower<'_, '_> {
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         Ok(())
+    }
+
+    /// A quad load: when the chunk's lanes read consecutive 16-byte
+    /// quads (lane k at `a0 + 16k`), aligned and inside memory the access may
+    /// use, four vector loads per four lanes and a 4x4 transpose give each
+    /// component's vectors; otherwise the helper, lane by lane (and its
+    /// faults).
+    fn load_quad(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
+        let data = &self.kernel.insts[inst];
+        let (addr_v, res) = (data.args[0], data.results.clone());
+        let g = self.g;
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let params: Vec<Gv> = (0..4)
+            .map(|_| {
+                (0..g)
+                    .map(|_| self.b.append_block_param(join, types::I32X4))
+                    .collect()
+            })
+            .collect();
+        let fast = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let (ok, p) = self.quad_contiguous(inst, a, addr_v, false)?;
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let mut comps: Vec<Vec<ir::BlockArg>> = vec![Vec::new(); 4];
+        for k in 0..g {
+            let lanes: Vec<ir::Value> = (0..4)
+                .map(|j| {
+                    self.b
+                        .ins()
+                        .load(types::I32X4, guest(), p, 64 * k as i32 + 16 * j)
+                })
+                .collect();
+            for (c, v) in self.transpose4(&lanes).into_iter().enumerate() {
+                comps[c].push(v.into());
+            }
+        }
+        let args: Vec<ir::BlockArg> = comps.into_iter().flatten().collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        let out = self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        let args: Vec<ir::BlockArg> = out.iter().flatten().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        for (&r, gv) in res.iter().zip(params) {
+            self.def(r, gv)?;
+        }
+        Ok(())
+    }
+
+    /// A quad store: with every lane of the chunk active (a partial chunk
+    /// would need per-lane blends; the helper writes it), and the quads
+    /// consecutive as for [`GLower::load_quad`], the transposed components
+    /// go out as four vector stores per four lanes.
+    fn store_quad(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
+        let args = self.kernel.insts[inst].args.clone();
+        let mut comps = Vec::with_capacity(4);
+        for &v in &args[1..5] {
+            comps.push(self.val(v)?);
+        }
+        let mask = self.mask();
+        let mut all = mask[0];
+        for &m in &mask[1..] {
+            all = self.b.ins().band(all, m);
+        }
+        let all = self.b.ins().vall_true(all);
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        let fast = self.b.create_block();
+        self.b.set_cold_block(slow);
+        let (ok, p) = self.quad_contiguous(inst, a, args[0], true)?;
+        let ok = self.b.ins().band(ok, all);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        for k in 0..self.g {
+            let cols: Vec<ir::Value> = comps.iter().map(|c| c[k]).collect();
+            for (j, v) in self.transpose4(&cols).into_iter().enumerate() {
+                self.b
+                    .ins()
+                    .store(guest(), v, p, 64 * k as i32 + 16 * j as i32);
+            }
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(slow);
+        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
+    /// The 4x4 transpose of four `I32X4` rows (its own inverse): lane j of
+    /// row i becomes lane i of row j.
+    fn transpose4(&mut self, rows: &[ir::Value]) -> Vec<ir::Value> {
+        let r: Vec<ir::Value> = rows.iter().map(|&v| self.bytes_of(v)).collect();
+        let shuf = |this: &mut Self, x: ir::Value, y: ir::Value, lanes: [u8; 4]| {
+            let imm = this
+                .b
+                .func
+                .dfg
+                .immediates
+                .push(word_shuffle(lanes).to_vec().into());
+            this.b.ins().shuffle(x, y, imm)
+        };
+        // Lanes 4..7 of a shuffle are the second operand's 0..3.
+        let t0 = shuf(self, r[0], r[1], [0, 4, 1, 5]);
+        let t1 = shuf(self, r[2], r[3], [0, 4, 1, 5]);
+        let t2 = shuf(self, r[0], r[1], [2, 6, 3, 7]);
+        let t3 = shuf(self, r[2], r[3], [2, 6, 3, 7]);
+        let out = [
+            shuf(self, t0, t1, [0, 1, 4, 5]),
+            shuf(self, t0, t1, [2, 3, 6, 7]),
+            shuf(self, t2, t3, [0, 1, 4, 5]),
+            shuf(self, t2, t3, [2, 3, 6, 7]),
+        ];
+        out.iter().map(|&v| self.i32x4_of(v)).collect()
+    }
+
+    /// Whether the chunk's quad addresses are `a0 + 16k` for every lane k,
+    /// aligned as the access requires (and to 4 bytes), with the whole
+    /// `16 * chunk` bytes in memory the access may use (i8), and the host
+    /// address of `a0`.
+    fn quad_contiguous(
+        &mut self,
+        inst: wj::Inst,
+        a: &MemAccess,
+        addr_v: wj::Value,
+        write: bool,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
+        let bytes = 16 * chunk_lanes(self.g) as i64;
+        let (a0, same) = if self.stride(addr_v) == Some(16) {
+            let (x, cond) = self.chunk_scalar(addr_v)?;
+            let x = if a.space == AddrSpace::Global {
+                x
+            } else {
+                self.b.ins().uextend(types::I64, x)
+            };
+            (x, cond)
+        } else {
+            let addr = self.val(addr_v)?;
+            let (x, same) = self.lanes_strided(a.space, &addr, 16)?;
+            (x, Some(same))
+        };
+        let align = i64::from(a.align.max(4)) - 1;
+        let low = self.b.ins().band_imm_s(a0, align);
+        let aligned = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
+        let ok = match same {
+            Some(same) => self.b.ins().band(same, aligned),
+            None => aligned,
+        };
+        let bytes = self.iconst(types::I64, bytes);
+        let (inside, p) = self.region(inst, a.space, a0, bytes, write)?;
+        let ok = self.b.ins().band(ok, inside);
+        Ok((ok, p))
     }
 
     /// Branches to `fast` (its new parameter: the host address of the
@@ -341,6 +520,17 @@ impl GLower<'_, '_> {
         space: AddrSpace,
         addr: &[ir::Value],
     ) -> Result<(ir::Value, ir::Value), JitError> {
+        self.lanes_strided(space, addr, 4)
+    }
+
+    /// Lane 0's address (i64) and whether every lane's is `a0 + stride * k`
+    /// (i8).
+    fn lanes_strided(
+        &mut self,
+        space: AddrSpace,
+        addr: &[ir::Value],
+        stride: u64,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
         let mut same = None;
         let a0;
         if space == AddrSpace::Global {
@@ -348,7 +538,8 @@ impl GLower<'_, '_> {
             a0 = self.b.ins().extractlane(first, 0);
             let base = self.b.ins().splat(types::I64X2, a0);
             for (k, &v) in addr.iter().enumerate() {
-                let step = self.vconst_i64([8 * k as u64, 8 * k as u64 + 4]);
+                let lane = 2 * k as u64;
+                let step = self.vconst_i64([stride * lane, stride * (lane + 1)]);
                 let want = self.b.ins().iadd(base, step);
                 let v = self.i64x2_of(v);
                 let eq = self.b.ins().icmp(CC::Equal, v, want);
@@ -364,8 +555,9 @@ impl GLower<'_, '_> {
             a0 = self.b.ins().uextend(types::I64, a32);
             let base = self.b.ins().splat(types::I32X4, a32);
             for (k, &v) in addr.iter().enumerate() {
-                let k = 16 * k as u32;
-                let step = self.vconst_i32([k, k + 4, k + 8, k + 12]);
+                let s = stride as u32;
+                let l = 4 * k as u32;
+                let step = self.vconst_i32([s * l, s * (l + 1), s * (l + 2), s * (l + 3)]);
                 let want = self.b.ins().iadd(base, step);
                 let v = self.i32x4_of(v);
                 let eq = self.b.ins().icmp(CC::Equal, v, want);
