@@ -1012,3 +1012,65 @@ block0:
         out.fault
     );
 }
+
+/// Loads and stores at an address every lane of a chunk shares (ir3 keeps
+/// its shared registers and the workgroup id in such slots): a shared slot
+/// per wave written by all its lanes (the last lane's value stays) and read
+/// back, under full and partial masks (the odd lanes store again), waves of
+/// 8 in workgroups of 20, and a global word every lane reads.
+#[test]
+fn same_address_accesses_match_the_interpreter() {
+    let k = parse(&format!(
+        "kernel @same shared 64 private 0 {{
+block0:
+{PROLOGUE}  v20 = wave_id
+  v21 = const.i32 4
+  v22 = imul.i32 v20, v21
+  v23 = iadd.i32 v3, v1
+  store.shared.i32 v22, v23
+  v24 = load.shared.i32 v22
+  v25 = const.i32 1
+  v26 = and.i32 v0, v25
+  v27 = const.i32 0
+  v28 = icmp.ne.i32 v26, v27
+  br v28, block1, block2
+
+block1:
+  store.shared.i32 v22, v0
+  jump block2
+
+block2:
+  v29 = load.shared.i32 v22
+  v30 = const.i64 0x20000004
+  v31 = load.global.i32 v30
+  v32 = const.i32 8
+  v33 = shl.i32 v24, v32
+  v34 = xor.i32 v33, v29
+  v35 = iadd.i32 v34, v31
+  store.global.i32 v6, v35
+  exit
+}}
+"
+    ));
+    let ro: Vec<u8> = (0..64u32).flat_map(|i| (1000 + i).to_le_bytes()).collect();
+    let mut d = Dispatch::new([3, 1, 1], [20, 1, 1]);
+    d.wave_size = 8;
+    let out = compare(&k, &d, &[0; 256], &ro);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    // Lane i of workgroup w (wave i / 8): the slot holds the wave's last
+    // lane's gid + w, then the wave's last odd local index.
+    for w in 0..3u32 {
+        for i in 0..20u32 {
+            let wave_last = (i / 8 * 8 + 7).min(19);
+            let first = w * 20 + wave_last + w;
+            let last_odd = if wave_last % 2 == 1 {
+                wave_last
+            } else {
+                wave_last - 1
+            };
+            let want = ((first << 8) ^ last_odd) + 1001;
+            assert_eq!(got[(w * 20 + i) as usize], want, "group {w} lane {i}");
+        }
+    }
+}

@@ -90,6 +90,9 @@ impl GLower<'_, '_> {
         if !word(a) || !matches!(a.space, AddrSpace::Global | AddrSpace::Shared) {
             return self.access_helper(inst);
         }
+        if self.stride(addr_v) == Some(0) {
+            return self.load_same_address(inst, a.space, addr_v);
+        }
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let params: Gv = (0..self.g)
@@ -118,6 +121,9 @@ impl GLower<'_, '_> {
             return self.access_helper(inst);
         }
         let args = self.kernel.insts[inst].args.clone();
+        if a.space == AddrSpace::Shared && self.stride(args[0]) == Some(0) {
+            return self.store_same_address(inst, args[0], args[1]);
+        }
         let vals = self.val(args[1])?;
         // Read only where used: a converged wave's global store tests its
         // chunk's lanes without it (the slot's reload would be dead code
@@ -174,6 +180,98 @@ impl GLower<'_, '_> {
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         Ok(())
+    }
+
+    /// A word load whose address every lane of the chunk shares (stride 0:
+    /// ir3's shared registers, a workgroup's slot): when it is aligned and
+    /// inside memory the load may use, one scalar load for the chunk;
+    /// otherwise the helper, lane by lane (and its faults).
+    fn load_same_address(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+    ) -> Result<(), JitError> {
+        let res = self.kernel.insts[inst].results[0];
+        let (ok, p) = self.same_address(inst, space, addr_v, false)?;
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let join = self.b.create_block();
+        let params: Gv = (0..self.g)
+            .map(|_| self.b.append_block_param(join, types::I32X4))
+            .collect();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let x = self.b.ins().load(types::I32, guest(), p, 0);
+        let v = self.b.ins().splat(types::I32X4, x);
+        let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        self.helper_into(inst, wj_gang_access as *const (), join)?;
+        self.def(res, params)
+    }
+
+    /// A shared word store whose address every lane of the chunk shares:
+    /// with every lane of the chunk active the last lane's value is what
+    /// memory keeps (lanes store in order, and shared memory is the batch
+    /// thread's own), one scalar store; otherwise the helper.
+    fn store_same_address(
+        &mut self,
+        inst: wj::Inst,
+        addr_v: wj::Value,
+        value: wj::Value,
+    ) -> Result<(), JitError> {
+        let vals = self.val(value)?;
+        let mask = self.mask();
+        let mut all = mask[0];
+        for &m in &mask[1..] {
+            all = self.b.ins().band(all, m);
+        }
+        let all = self.b.ins().vall_true(all);
+        let (ok, p) = self.same_address(inst, AddrSpace::Shared, addr_v, true)?;
+        let ok = self.b.ins().band(ok, all);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let last = *vals.last().ok_or(JitError::Malformed("empty chunk"))?;
+        let last = self.i32x4_of(last);
+        let x = self.b.ins().extractlane(last, 3);
+        self.b.ins().store(guest(), x, p, 0);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(slow);
+        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
+    /// For an address of stride 0: whether it is 4-byte aligned and its
+    /// four bytes lie in memory the access may use (i8), and the host address.
+    fn same_address(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+        write: bool,
+    ) -> Result<(ir::Value, ir::Value), JitError> {
+        let (a, cond) = self.chunk_scalar(addr_v)?;
+        let a0 = if space == AddrSpace::Global {
+            a
+        } else {
+            self.b.ins().uextend(types::I64, a)
+        };
+        let low = self.b.ins().band_imm_s(a0, 3);
+        let mut ok = self.b.ins().icmp_imm_s(CC::Equal, low, 0);
+        if let Some(c) = cond {
+            ok = self.b.ins().band(ok, c);
+        }
+        let four = self.iconst(types::I64, 4);
+        let (inside, p) = self.region(inst, space, a0, four, write)?;
+        Ok((self.b.ins().band(ok, inside), p))
     }
 
     /// A quad load: when the chunk's lanes read consecutive 16-byte
