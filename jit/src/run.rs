@@ -4,6 +4,11 @@
 //! taken in increasing order, so when a batch faults every lower batch has been
 //! taken and runs to its end; higher batches not yet taken are skipped. Results
 //! therefore do not depend on the number of threads.
+//!
+//! The dispatch's [`Budget`](wavejit_ir::Budget) (time limit, cancel flag) is
+//! checked before each batch, as the interpreter checks it before each
+//! workgroup: a batch that finds it exceeded faults like a batch whose first
+//! lane faulted, with [`FaultKind::Budget`](wavejit_ir::FaultKind::Budget).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,15 +61,16 @@ pub fn run_dispatch(
     let _pin = Pinned::new(memory);
     if let Some(code) = c.gang.as_ref().filter(|_| crate::gang::takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
-        return Ok(run_batches(c, dispatch, threads, make));
+        return Ok(run_batches(c, kernel, dispatch, threads, make));
     }
     c.lane_code()?;
     let make = || Runner::new(c, kernel, dispatch, memory, c.take_buffers());
-    Ok(run_batches(c, dispatch, threads, make))
+    Ok(run_batches(c, kernel, dispatch, threads, make))
 }
 
 fn run_batches<R: Batches>(
     c: &Compiled,
+    kernel: &Kernel,
     dispatch: &Dispatch,
     threads: usize,
     make: impl Fn() -> R + Sync,
@@ -77,13 +83,23 @@ fn run_batches<R: Batches>(
     let slots = (c.lanes / wg_lanes).max(1) as u64;
     let batches = groups.div_ceil(slots);
     let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
+    let clock = dispatch.budget.start();
+    // A batch run, or the budget fault of its first lane (the first workgroup
+    // not started), keyed like a lane fault so the lowest still wins.
+    let run = |runner: &mut R, b: u64| -> Option<LaneFault> {
+        let (first, count) = batch(b);
+        let id = dispatch.workgroup_id(first);
+        if let Some(fault) = clock.fault(kernel, id) {
+            return Some((u128::from(first) * wg_lanes as u128, fault));
+        }
+        runner.run_batch(first, count)
+    };
     let threads = (threads.max(1) as u64).min(batches) as usize;
     if threads == 1 {
         let mut runner = make();
         let mut result = Ok(());
         for b in 0..batches {
-            let (first, count) = batch(b);
-            if let Some((_, fault)) = runner.run_batch(first, count) {
+            if let Some((_, fault)) = run(&mut runner, b) {
                 result = Err(fault);
                 break;
             }
@@ -109,8 +125,7 @@ fn run_batches<R: Batches>(
                 if b > stop.load(Ordering::SeqCst) {
                     break 'claims;
                 }
-                let (first, count) = batch(b);
-                if let Some(found) = runner.run_batch(first, count) {
+                if let Some(found) = run(&mut runner, b) {
                     stop.fetch_min(b, Ordering::SeqCst);
                     if let Ok(mut best) = best.lock()
                         && best.as_ref().is_none_or(|(k, _)| found.0 < *k)
