@@ -230,17 +230,13 @@ pub enum DispatchError {
          of {MAX_WORKGROUP_PRIVATE_BYTES} bytes"
     )]
     WorkgroupPrivateTooLarge { lanes: u32, bytes: u32, total: u64 },
+    /// `items` is exact (a grid of up to 2^96 workgroups of at most
+    /// `MAX_WORKGROUP_LANES`), so no grid wraps under the limit.
     #[error(
-        "{}x{}x{} workgroups of {}x{}x{} lanes = {items} work-items exceed the dispatch \
-         work-item budget of {limit} ({MAX_WORK_ITEMS_ENV})",
-        groups[0], groups[1], groups[2], size[0], size[1], size[2]
+        "{items} work-items exceed the dispatch work-item budget of {limit} \
+         ({MAX_WORK_ITEMS_ENV})"
     )]
-    TooManyWorkItems {
-        groups: [u32; 3],
-        size: [u32; 3],
-        items: u128,
-        limit: u64,
-    },
+    TooManyWorkItems { items: u128, limit: u64 },
 }
 
 /// The shape and inputs of a dispatch.
@@ -282,10 +278,11 @@ impl Dispatch {
         self.workgroup_size.iter().map(|&n| u128::from(n)).product()
     }
 
-    /// Work-items of the whole dispatch (exact: up to 2^96 x 2^48).
+    /// Work-items of the whole dispatch; exact for every workgroup within
+    /// [`MAX_WORKGROUP_LANES`], saturating at `u128::MAX` beyond (2^96 x 2^96).
     pub fn work_items(&self) -> u128 {
         let groups: u128 = self.workgroups.iter().map(|&n| u128::from(n)).product();
-        groups * self.workgroup_lanes()
+        groups.saturating_mul(self.workgroup_lanes())
     }
 
     /// Checks the shape, and the memory `kernel` declares, against the limits
@@ -324,8 +321,6 @@ impl Dispatch {
         let items = self.work_items();
         if items > u128::from(self.budget.max_work_items) {
             return Err(DispatchError::TooManyWorkItems {
-                groups: self.workgroups,
-                size: self.workgroup_size,
                 items,
                 limit: self.budget.max_work_items,
             });
