@@ -143,6 +143,7 @@ pub(crate) fn prepare(
     dispatch.wave_size = variant.wave_size;
     dispatch.uniforms = uniforms;
     dispatch.step_limit = cfg.step_limit;
+    dispatch.budget = cfg.budget.clone();
     Ok(DispatchJob {
         work: Some((variant.kernel.clone(), dispatch)),
         completion,
