@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::dispatch::DispatchError;
+use crate::dispatch::{BudgetExceeded, DispatchError};
 use crate::entities::{Block, Inst};
 use crate::inst::AddrSpace;
 use crate::memory::AccessCause;
@@ -43,6 +43,12 @@ pub enum FaultKind {
     ///
     /// [`Dispatch::check`]: crate::Dispatch::check
     Dispatch(DispatchError),
+    /// The dispatch ran past its time budget or was cancelled; checked before
+    /// each workgroup or batch, the fault names the first lane of the first
+    /// workgroup not started ([`Budget`]).
+    ///
+    /// [`Budget`]: crate::dispatch::Budget
+    Budget(BudgetExceeded),
 }
 
 impl fmt::Display for FaultKind {
@@ -65,6 +71,7 @@ impl fmt::Display for FaultKind {
             }
             FaultKind::Trap { code } => write!(f, "trap {code:#x}"),
             FaultKind::Dispatch(e) => write!(f, "dispatch refused: {e}"),
+            FaultKind::Budget(e) => write!(f, "{e}"),
         }
     }
 }
@@ -87,6 +94,15 @@ impl fmt::Display for Fault {
         // No lane ran, so there is no place to name.
         if let FaultKind::Dispatch(e) = &self.kind {
             return write!(f, "kernel `{}`: dispatch refused: {e}", self.kernel);
+        }
+        // No lane of the named workgroup started either.
+        if let FaultKind::Budget(e) = &self.kind {
+            let [x, y, z] = self.lane.workgroup;
+            return write!(
+                f,
+                "kernel `{}` stopped before workgroup ({x},{y},{z}): {e}",
+                self.kernel
+            );
         }
         write!(f, "kernel `{}` faulted at ", self.kernel)?;
         if let Some(pc) = self.guest_pc {

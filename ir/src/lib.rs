@@ -23,7 +23,7 @@ pub mod transform;
 pub mod types;
 pub mod verify;
 
-pub use dispatch::{Dispatch, DispatchError, DispatchShape};
+pub use dispatch::{Budget, BudgetExceeded, CancelFlag, Dispatch, DispatchError, DispatchShape};
 pub use engine::Engine;
 pub use entities::{Block, Inst, Value};
 pub use fault::{Fault, FaultKind, LaneId};

@@ -4,6 +4,12 @@
 //! taken in increasing order, so when a batch faults every lower batch has been
 //! taken and runs to its end; higher batches not yet taken are skipped. Results
 //! therefore do not depend on the number of threads.
+//!
+//! The dispatch's [`Budget`](wavejit_ir::Budget) (time limit, cancel flag) is
+//! checked before a worker's first batch and every `CLOCK_EVERY` batches
+//! after (the interpreter checks it before each workgroup): a batch that finds
+//! it exceeded faults like a batch whose first lane faulted, with
+//! [`FaultKind::Budget`](wavejit_ir::FaultKind::Budget).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +20,11 @@ use crate::JitError;
 use crate::compiled::Compiled;
 use crate::exec::{LaneFault, Runner};
 use crate::gang::exec::GangRunner;
+
+/// Batches between two looks at the dispatch budget: a clock read costs about
+/// a sixth of the smallest batch (256 lanes of a 3-instruction kernel on the
+/// gang core, about 150 ns), and 16 batches stay far below a millisecond.
+const CLOCK_EVERY: u32 = 16;
 
 /// A worker running batches of one dispatch.
 trait Batches {
@@ -56,15 +67,16 @@ pub fn run_dispatch(
     let _pin = Pinned::new(memory);
     if let Some(code) = c.gang.as_ref().filter(|g| g.takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
-        return Ok(run_batches(c, dispatch, threads, make));
+        return Ok(run_batches(c, kernel, dispatch, threads, make));
     }
     c.lane_code()?;
     let make = || Runner::new(c, kernel, dispatch, memory, c.take_buffers());
-    Ok(run_batches(c, dispatch, threads, make))
+    Ok(run_batches(c, kernel, dispatch, threads, make))
 }
 
 fn run_batches<R: Batches>(
     c: &Compiled,
+    kernel: &Kernel,
     dispatch: &Dispatch,
     threads: usize,
     make: impl Fn() -> R + Sync,
@@ -77,13 +89,29 @@ fn run_batches<R: Batches>(
     let slots = (c.lanes / wg_lanes).max(1) as u64;
     let batches = groups.div_ceil(slots);
     let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
+    let clock = dispatch.budget.start();
+    // A batch run, or the budget fault of its first lane (the first workgroup
+    // not started), keyed like a lane fault so the lowest still wins. Each
+    // worker looks at the budget on its first batch (so an exhausted budget
+    // runs nothing) and every CLOCK_EVERY batches after.
+    let run = |runner: &mut R, ticks: &mut u32, b: u64| -> Option<LaneFault> {
+        let (first, count) = batch(b);
+        if *ticks == 0 {
+            let id = dispatch.workgroup_id(first);
+            if let Some(fault) = clock.fault(kernel, id) {
+                return Some((u128::from(first) * wg_lanes as u128, fault));
+            }
+        }
+        *ticks = (*ticks + 1) % CLOCK_EVERY;
+        runner.run_batch(first, count)
+    };
     let threads = (threads.max(1) as u64).min(batches) as usize;
     if threads == 1 {
         let mut runner = make();
+        let mut ticks = 0;
         let mut result = Ok(());
         for b in 0..batches {
-            let (first, count) = batch(b);
-            if let Some((_, fault)) = runner.run_batch(first, count) {
+            if let Some((_, fault)) = run(&mut runner, &mut ticks, b) {
                 result = Err(fault);
                 break;
             }
@@ -103,14 +131,14 @@ fn run_batches<R: Batches>(
     let claim = (batches / (threads as u64 * 8)).clamp(1, 64);
     let worker = || {
         let mut runner = make();
+        let mut ticks = 0;
         'claims: loop {
             let b0 = next.fetch_add(claim, Ordering::SeqCst);
             for b in b0..(b0 + claim).min(batches) {
                 if b > stop.load(Ordering::SeqCst) {
                     break 'claims;
                 }
-                let (first, count) = batch(b);
-                if let Some(found) = runner.run_batch(first, count) {
+                if let Some(found) = run(&mut runner, &mut ticks, b) {
                     stop.fetch_min(b, Ordering::SeqCst);
                     if let Ok(mut best) = best.lock()
                         && best.as_ref().is_none_or(|(k, _)| found.0 < *k)

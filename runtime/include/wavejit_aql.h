@@ -117,6 +117,12 @@ typedef struct wj_aql_agent_config_s {
     uint32_t max_queue_size;      /* packets */
     uint32_t zero_size_is_noop;   /* non-zero: 0-sized dispatches complete as no-ops */
     uint64_t step_limit;          /* per-lane watchdog */
+    /* Dispatch budget (0: no limit). Over the time limit a dispatch fails with
+     * EXCEPTION, over the work-item count with INVALID_ARGUMENT. Defaults: 30000 ms
+     * and 2^32 work-items, or WAVEJIT_DISPATCH_TIME_LIMIT_MS and
+     * WAVEJIT_DISPATCH_MAX_WORK_ITEMS. */
+    uint64_t dispatch_time_limit_ms;
+    uint64_t max_work_items;
 } wj_aql_agent_config_t;
 
 /* hsa_queue_t; the first 40 bytes of a 256-byte amd_queue_t-compatible block. */
@@ -185,11 +191,17 @@ typedef void (*wj_aql_queue_callback_t)(wj_aql_status_t status, wj_aql_queue_t *
 
 /* ---- agents and memory ---------------------------------------------------- */
 wj_aql_status_t wj_aql_agent_config_default(wj_aql_agent_config_t *config);
-/* config may be NULL for the defaults */
+/* config may be NULL for the defaults. The agent runs IR text, RV32, ir3 and AGX
+ * code objects (WJ_AQL_ISA_*). */
 wj_aql_status_t wj_aql_agent_create(const wj_aql_agent_config_t *config, wj_aql_agent_t **out);
 wj_aql_status_t wj_aql_agent_destroy(wj_aql_agent_t *agent);
 /* Global memory kernels can access (kernargs and buffers); GPU address == host address. */
 wj_aql_status_t wj_aql_memory_alloc(wj_aql_agent_t *agent, uint64_t size, void **out);
+/* size bytes at the GPU address `address` (RV32 kernels address memory below 4 GiB);
+ * *host receives the host pointer to read and write them. Free with
+ * wj_aql_memory_free(agent, (void *)(uintptr_t)address). Overlap: INVALID_ALLOCATION. */
+wj_aql_status_t wj_aql_memory_alloc_at(wj_aql_agent_t *agent, uint64_t address, uint64_t size,
+                                       void **host);
 wj_aql_status_t wj_aql_memory_free(wj_aql_agent_t *agent, void *ptr);
 
 /* ---- code objects --------------------------------------------------------- */
@@ -205,6 +217,8 @@ wj_aql_status_t wj_aql_code_object_unregister(wj_aql_agent_t *agent, uint64_t ke
 wj_aql_status_t wj_aql_queue_create(wj_aql_agent_t *agent, uint32_t size, uint32_t type,
                                     uint32_t processing, wj_aql_queue_callback_t callback,
                                     void *data, wj_aql_queue_t **out);
+/* Running dispatches are cancelled (they fail with EXCEPTION at their next
+ * budget check), so this returns promptly even during a long dispatch. */
 wj_aql_status_t wj_aql_queue_destroy(wj_aql_queue_t *queue);
 wj_aql_status_t wj_aql_queue_inactivate(wj_aql_queue_t *queue);
 /* outcome may be NULL; receives WJ_AQL_OUTCOME_* */

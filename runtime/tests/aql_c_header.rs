@@ -231,6 +231,16 @@ fn layout_asserts() -> String {
         offset_of!(WjAgentConfig, zero_size_is_noop),
     );
     off(g, "step_limit", offset_of!(WjAgentConfig, step_limit));
+    off(
+        g,
+        "dispatch_time_limit_ms",
+        offset_of!(WjAgentConfig, dispatch_time_limit_ms),
+    );
+    off(
+        g,
+        "max_work_items",
+        offset_of!(WjAgentConfig, max_work_items),
+    );
     c += &format!(
         "_Static_assert(_Alignof(wj_aql_code_object_t) == {}, \"code object alignment\");\n",
         align_of::<CodeObject>()

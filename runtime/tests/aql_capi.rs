@@ -56,6 +56,8 @@ fn agent(engine: u32) -> *mut WjAgent {
         max_queue_size: 0,
         zero_size_is_noop: 0,
         step_limit: 0,
+        dispatch_time_limit_ms: 0,
+        max_work_items: 0,
     };
     // SAFETY: valid pointers to locals.
     unsafe {

@@ -48,7 +48,12 @@
 //! - Dispatches over the limits of [`crate::dispatch`] (`wave_size` 0, more than
 //!   `MAX_WORKGROUP_LANES` lanes per workgroup, too much shared or private
 //!   memory) fault with [`FaultKind::Dispatch`](crate::FaultKind::Dispatch)
-//!   before any lane runs, from [`Dispatch::check`], as on every engine.
+//!   before any lane runs, from [`Dispatch::check`], as on every engine; so do
+//!   dispatches of more work-items than `dispatch.budget.max_work_items`.
+//! - The rest of the dispatch budget ([`Budget`](crate::Budget): time limit,
+//!   cancel flag) is checked before each workgroup; past it the dispatch stops
+//!   with [`FaultKind::Budget`](crate::FaultKind::Budget) on the first lane of
+//!   the workgroup not started (earlier workgroups' effects stay).
 
 mod access;
 mod program;

@@ -89,12 +89,17 @@ pub(crate) fn run_dispatch(
     let Some(mut wg) = Workgroup::new(&ctx, lanes) else {
         return Err(malformed(None));
     };
+    let clock = dispatch.budget.start();
     for g in 0..groups {
         let id = [
             (g % gx) as u32,
             ((g / gx) % gy) as u32,
             (g / (gx * gy)) as u32,
         ];
+        // Once per workgroup: a clock read is nothing next to a workgroup.
+        if let Some(fault) = clock.fault(kernel, id) {
+            return Err(fault);
+        }
         if let Some(fault) = wg.run(&ctx, id) {
             return Err(fault);
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use wavejit_ir::{Engine, Kernel};
+use wavejit_ir::{Budget, Engine, Kernel};
 use wavejit_jit::Jit;
 
 use super::code_object::{ArgAbi, CodeObject, Isa};
@@ -33,6 +33,12 @@ pub struct AgentConfig {
     pub max_queue_size: u32,
     /// Per-lane watchdog (blocks entered).
     pub step_limit: u64,
+    /// Whole-dispatch budget: time limit (over it: EXCEPTION) and work-items
+    /// (over it: INVALID_ARGUMENT). Default [`Budget::from_env`]
+    /// (`WAVEJIT_DISPATCH_TIME_LIMIT_MS`, `WAVEJIT_DISPATCH_MAX_WORK_ITEMS`). Its
+    /// cancel flag is ignored: each queue cancels its own dispatches when it
+    /// is destroyed.
+    pub budget: Budget,
     /// Conformance-suite compatibility: a workgroup or grid size of 0 completes as a
     /// no-op instead of failing with INVALID_ARGUMENT (hsa.h/ROCR behaviour).
     pub zero_size_is_noop: bool,
@@ -47,6 +53,7 @@ impl Default for AgentConfig {
             max_workgroup_size: 1024,
             max_queue_size: 1 << 17,
             step_limit: wavejit_ir::dispatch::DEFAULT_STEP_LIMIT,
+            budget: Budget::from_env(),
             zero_size_is_noop: false,
         }
     }

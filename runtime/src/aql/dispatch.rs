@@ -143,6 +143,7 @@ pub(crate) fn prepare(
     dispatch.wave_size = variant.wave_size;
     dispatch.uniforms = uniforms;
     dispatch.step_limit = cfg.step_limit;
+    dispatch.budget = cfg.budget.clone();
     Ok(DispatchJob {
         work: Some((variant.kernel.clone(), dispatch)),
         completion,
@@ -163,12 +164,15 @@ pub(crate) fn lookup_signal(handle: u64, field: &str) -> Result<Option<Signal>, 
 }
 
 /// The queue status of a kernel fault (ROCR's hardware-exception mapping: memory
-/// violations → MEMORY_FAULT, traps and watchdog aborts → EXCEPTION; a dispatch
-/// the engine refused before running it → INVALID_ARGUMENT).
+/// violations → MEMORY_FAULT, traps, watchdog and dispatch-budget aborts →
+/// EXCEPTION; a dispatch the engine refused before running it, including one
+/// over the work-item budget → INVALID_ARGUMENT).
 pub fn fault_status(fault: &Fault) -> Status {
     match fault.kind {
         FaultKind::Memory { .. } => Status::MEMORY_FAULT,
-        FaultKind::Watchdog { .. } | FaultKind::Trap { .. } => Status::EXCEPTION,
+        FaultKind::Watchdog { .. } | FaultKind::Trap { .. } | FaultKind::Budget(_) => {
+            Status::EXCEPTION
+        }
         FaultKind::Dispatch(_) => Status::INVALID_ARGUMENT,
     }
 }

@@ -15,6 +15,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Access, GlobalMemory};
 use wavejit_jit::Jit;
 
 use super::agent::{Agent, AgentConfig, KernelObject};
@@ -24,6 +25,7 @@ use super::queue::{Processing, Queue, QueueOptions, QueueType};
 use super::ring::{HsaQueue, QueueDescriptor};
 use super::signal::{Condition, Signal};
 use super::status::{AqlError, Status};
+use crate::memory::MemError;
 
 /// `wj_aql_status_t`.
 pub type WjStatus = u32;
@@ -68,6 +70,12 @@ pub struct WjAgentConfig {
     /// Non-zero: zero workgroup/grid sizes complete as no-ops.
     pub zero_size_is_noop: u32,
     pub step_limit: u64,
+    /// Dispatch wall-clock budget, milliseconds (0: none); over it a dispatch
+    /// fails with EXCEPTION.
+    pub dispatch_time_limit_ms: u64,
+    /// Most work-items of one dispatch (0: no limit); over it a dispatch fails
+    /// with INVALID_ARGUMENT.
+    pub max_work_items: u64,
 }
 
 /// The opaque `wj_aql_agent_t`.
@@ -129,6 +137,14 @@ pub unsafe extern "C" fn wj_aql_agent_config_default(config: *mut WjAgentConfig)
         max_queue_size: d.max_queue_size,
         zero_size_is_noop: 0,
         step_limit: d.step_limit,
+        dispatch_time_limit_ms: d
+            .budget
+            .time_limit
+            .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        max_work_items: match d.budget.max_work_items {
+            u64::MAX => 0,
+            n => n,
+        },
     };
     // SAFETY: per the caller.
     unsafe { put(config, c) }
@@ -158,13 +174,21 @@ pub unsafe extern "C" fn wj_aql_agent_create(
         cfg.max_queue_size = c.max_queue_size;
         cfg.zero_size_is_noop = c.zero_size_is_noop != 0;
         cfg.step_limit = c.step_limit;
+        cfg.budget.time_limit = (c.dispatch_time_limit_ms != 0)
+            .then(|| Duration::from_millis(c.dispatch_time_limit_ms));
+        cfg.budget.max_work_items = match c.max_work_items {
+            0 => u64::MAX,
+            n => n,
+        };
     }
     if out.is_null() {
         return Status::INVALID_ARGUMENT.0;
     }
-    let mut boxed = Box::new(WjAgent {
-        agent: Agent::new(cfg),
-    });
+    let agent = Agent::new(cfg);
+    // What a Rust caller registers by hand: without them a C client could run
+    // only IR text.
+    super::isa::register_all(&agent);
+    let mut boxed = Box::new(WjAgent { agent });
     let ptr: *mut WjAgent = &mut *boxed;
     AGENTS
         .lock()
@@ -205,6 +229,47 @@ pub unsafe extern "C" fn wj_aql_memory_alloc(
         // SAFETY: per the caller.
         Ok(addr) => unsafe { put(out, addr as *mut c_void) },
         Err(_) => Status::OUT_OF_RESOURCES.0,
+    }
+}
+
+/// Allocates `size` zeroed bytes at the GPU address `address` (for kernels
+/// with 32-bit addresses, e.g. RV32 code objects, whose arguments and buffers
+/// live below 4 GiB); `*host` receives the host pointer through which the
+/// client reads and writes them. Freed with `wj_aql_memory_free(agent,
+/// (void *)address)`. A range overlapping an allocation: INVALID_ALLOCATION.
+///
+/// # Safety
+/// `host` is valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wj_aql_memory_alloc_at(
+    agent: *mut WjAgent,
+    address: u64,
+    size: u64,
+    host: *mut *mut c_void,
+) -> WjStatus {
+    let Some(a) = agent_of(agent) else {
+        return Status::INVALID_ARGUMENT.0;
+    };
+    if host.is_null() || address.checked_add(size).is_none() {
+        return Status::INVALID_ARGUMENT.0;
+    }
+    let memory = a.memory();
+    match memory.alloc_at(address, size) {
+        Ok(_) => {}
+        Err(MemError::Overlap { .. } | MemError::InUse { .. }) => {
+            return Status::INVALID_ALLOCATION.0;
+        }
+        Err(MemError::ZeroSize) => return Status::INVALID_ARGUMENT.0,
+        Err(_) => return Status::OUT_OF_RESOURCES.0,
+    }
+    // The mapping backing the allocation just made: it lives until freed.
+    match memory.translate(address, size, Access::Write) {
+        // SAFETY: checked non-null; writable per the caller.
+        Ok(p) => unsafe { put(host, p.as_ptr().cast::<c_void>()) },
+        Err(_) => {
+            let _ = memory.free(address);
+            Status::OUT_OF_RESOURCES.0
+        }
     }
 }
 
@@ -314,7 +379,8 @@ pub unsafe extern "C" fn wj_aql_queue_create(
     unsafe { put(out, ptr) }
 }
 
-/// Stops the processor, waits for running dispatches and frees the queue.
+/// Stops the processor, cancels running dispatches (they fault at their next
+/// budget check), waits for them and frees the queue.
 #[unsafe(no_mangle)]
 pub extern "C" fn wj_aql_queue_destroy(queue: *mut HsaQueue) -> WjStatus {
     let removed = QUEUES
@@ -324,6 +390,9 @@ pub extern "C" fn wj_aql_queue_destroy(queue: *mut HsaQueue) -> WjStatus {
     // Dropped outside the lock: dropping joins threads that may call back here.
     match removed {
         Some(q) => {
+            // Now, not in Drop: a thread inside wj_aql_queue_process holds
+            // another reference, and its dispatch must stop too.
+            q.cancel_dispatches();
             drop(q);
             Status::SUCCESS.0
         }

@@ -122,10 +122,14 @@ pub(crate) fn advance(q: &Arc<QueueInner>) -> Outcome {
         match header.ty {
             PacketType::KernelDispatch => {
                 let p = KernelDispatchPacket::from_bytes(&raw);
-                let job = match dispatch::prepare(&q.agent.inner, &p, &raw) {
+                let mut job = match dispatch::prepare(&q.agent.inner, &p, &raw) {
                     Ok(job) => job,
                     Err(e) => return fail(q, e, read),
                 };
+                // Destroying the queue stops the dispatch at its next batch.
+                if let Some((_, d)) = job.work.as_mut() {
+                    d.budget.cancel = Some(q.cancel.clone());
+                }
                 consume(q, read);
                 launch(q, job, header.release, read);
             }

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use wavejit_ir::CancelFlag;
+
 use super::agent::Agent;
 use super::notify::Notify;
 use super::packet::Packet;
@@ -99,6 +101,9 @@ pub(crate) struct QueueInner {
     error: Mutex<Option<QueueError>>,
     pub inactive: AtomicBool,
     pub shutdown: AtomicBool,
+    /// Set when the queue is destroyed: its running dispatches fault at their
+    /// next budget check instead of holding the destroyer until they end.
+    pub cancel: CancelFlag,
     pub pool: WorkerPool,
 }
 
@@ -190,6 +195,7 @@ impl Queue {
             error: Mutex::new(None),
             inactive: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
+            cancel: CancelFlag::new(),
             pool: WorkerPool::default(),
         });
         let thread = match o.processing {
@@ -359,6 +365,14 @@ impl Queue {
         self.inner.active.load(Ordering::Acquire)
     }
 
+    /// Makes the dispatches running on this queue stop at their next budget
+    /// check (they fault with `FaultKind::Budget(Cancelled)`): the queue is
+    /// being destroyed. Called by `Drop`, and by the C API's destroy before
+    /// it lets go of its handle (a thread inside `process` still holds one).
+    pub fn cancel_dispatches(&self) {
+        self.inner.cancel.cancel();
+    }
+
     /// `hsa_queue_inactivate`: nothing launches any more; pending packets are ignored.
     pub fn inactivate(&self) {
         self.inner.inactive.store(true, Ordering::Release);
@@ -369,6 +383,8 @@ impl Queue {
 impl Drop for Queue {
     fn drop(&mut self) {
         self.inner.shutdown.store(true, Ordering::Release);
+        // Before the joins below, which wait for running dispatches.
+        self.cancel_dispatches();
         self.inner.notify.notify_always();
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use wavejit_frontend::ir3::lift::{self, CONST_BYTES, LiftConfig, UniformLayout};
-use wavejit_ir::{Dispatch, Engine, Kernel};
+use wavejit_ir::{Budget, Dispatch, Engine, Kernel};
 use wavejit_jit::Jit;
 
 use super::pm4::{ComputeError, ComputeUnit, CsDispatch};
@@ -34,6 +34,7 @@ pub struct Ir3Unit {
     jit: Jit,
     cache: HashMap<(u64, LiftConfig), Vec<Lifted>>,
     force_merged: bool,
+    budget: Budget,
 }
 
 impl Default for Ir3Unit {
@@ -50,7 +51,15 @@ impl Ir3Unit {
             jit: Jit::default(),
             cache: HashMap::new(),
             force_merged,
+            budget: Budget::from_env(),
         }
+    }
+
+    /// The budget of every CP_EXEC_CS dispatch (default [`Budget::from_env`]):
+    /// past it the dispatch faults, which faults the submitting context, so a
+    /// huge grid cannot hold GPU_COMMAND (and the device lock) indefinitely.
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
     }
 
     /// How many distinct kernels were lifted so far.
@@ -181,6 +190,7 @@ impl ComputeUnit for Ir3Unit {
             wave_size: d.wave_size,
             uniforms,
             step_limit: wavejit_ir::dispatch::DEFAULT_STEP_LIMIT,
+            budget: self.budget.clone(),
         };
         let _run_timer = profile::start(Phase::Run);
         self.jit

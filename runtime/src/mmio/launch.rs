@@ -261,7 +261,7 @@ impl GpgpuDevice {
                 pc,
                 word,
             ),
-            FaultKind::Watchdog { .. } | FaultKind::Dispatch(_) => (
+            FaultKind::Watchdog { .. } | FaultKind::Dispatch(_) | FaultKind::Budget(_) => (
                 DeviceFaultKind::Engine(f.kind.to_string()),
                 error::KERNEL_FAULT,
                 pc,
