@@ -3,6 +3,7 @@
 //! same faults, same fault pcs) — except `merge_straight_blocks`, after which
 //! the watchdog counts fewer blocks (see there).
 
+pub mod canonical_nan;
 pub mod compact;
 mod const_lattice;
 mod dead_code;
@@ -15,6 +16,7 @@ mod private_slots;
 pub mod promote_private;
 mod slot_placement;
 
+pub use canonical_nan::relax_canonical_nan;
 pub use compact::compact;
 pub use dead_code::DeadCounts;
 pub use fold::{FoldCounts, FoldStats, fold_constants};

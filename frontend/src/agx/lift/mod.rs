@@ -49,7 +49,8 @@ pub use dispatch::{AgxDispatch, AgxGrid, UNIFORM_HALVES};
 pub use error::LiftError;
 
 use wavejit_ir::transform::{
-    fold_constants, merge_straight_blocks, narrow_integers, promote_private, simplify_bits,
+    fold_constants, merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
+    simplify_bits,
 };
 use wavejit_ir::{Builder, Kernel};
 
@@ -146,6 +147,8 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // watchdog counts the merged blocks once (it counts IR blocks, which are
     // not AGX's; a runaway kernel still faults).
     let _ = merge_straight_blocks(&mut kernel);
+    // The canonical NaN of AGX arithmetic only where a value leaves a chain.
+    let _ = relax_canonical_nan(&mut kernel);
     Ok(kernel)
 }
 

@@ -227,12 +227,14 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
 /// vector registers, and sees the address arithmetic of `ldg`/`stg` as
 /// consecutive lanes), constants fold, 64-bit arithmetic whose low half is
 /// kept narrows, the integer identities of the index arithmetic go, and the
-/// jump chains that leaves merge. [MODEL] The watchdog counts the merged
+/// jump chains that leaves merge, and the canonical NaN of the arithmetic is
+/// only applied where a value leaves a chain. [MODEL] The watchdog counts the merged
 /// blocks once (it counts IR blocks, which are not ir3's; a runaway kernel
 /// still faults). Each transform verifies its input first; the kernel did.
 fn clean_up(k: &mut Kernel) {
     use wavejit_ir::transform::{
-        fold_constants, merge_straight_blocks, narrow_integers, promote_private, simplify_bits,
+        fold_constants, merge_straight_blocks, narrow_integers, promote_private,
+        relax_canonical_nan, simplify_bits,
     };
     let _ = promote_private(k);
     let _ = fold_constants(k);
@@ -241,6 +243,7 @@ fn clean_up(k: &mut Kernel) {
         let _ = fold_constants(k);
     }
     let _ = merge_straight_blocks(k);
+    let _ = relax_canonical_nan(k);
 }
 
 /// Blocks an instruction needs besides its own (created right after it in layout).

@@ -78,7 +78,7 @@ pub struct LiftOptions {
 }
 
 pub use wavejit_ir::DispatchShape;
-use wavejit_ir::transform::{fold_constants, simplify_bits};
+use wavejit_ir::transform::{fold_constants, relax_canonical_nan, simplify_bits};
 
 impl Default for LiftOptions {
     fn default() -> Self {
@@ -249,6 +249,8 @@ pub fn lift(
     {
         let _ = fold_constants(&mut kernel);
     }
+    // The canonical NaN of RISC-V arithmetic only where a value leaves a chain.
+    let _ = relax_canonical_nan(&mut kernel);
     Ok(LiftedKernel {
         kernel,
         traps: em.traps,
