@@ -150,11 +150,7 @@ impl GLower<'_, '_> {
                 let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
                 self.b.ins().band(full, clean)
             } else {
-                let mut all = mask[0];
-                for &m in &mask[1..] {
-                    all = self.b.ins().band(all, m);
-                }
-                self.b.ins().vall_true(all)
+                self.all_active(&mask)
             };
             extra = Some(all);
         }
@@ -224,11 +220,7 @@ impl GLower<'_, '_> {
     ) -> Result<(), JitError> {
         let vals = self.val(value)?;
         let mask = self.mask();
-        let mut all = mask[0];
-        for &m in &mask[1..] {
-            all = self.b.ins().band(all, m);
-        }
-        let all = self.b.ins().vall_true(all);
+        let all = self.all_active(&mask);
         let (ok, p) = self.same_address(inst, AddrSpace::Shared, addr_v, true)?;
         let ok = self.b.ins().band(ok, all);
         let slow = self.b.create_block();
@@ -247,6 +239,15 @@ impl GLower<'_, '_> {
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         Ok(())
+    }
+
+    /// Whether every lane of the chunk's `mask` is active (i8).
+    fn all_active(&mut self, mask: &[ir::Value]) -> ir::Value {
+        let mut all = mask[0];
+        for &m in &mask[1..] {
+            all = self.b.ins().band(all, m);
+        }
+        self.b.ins().vall_true(all)
     }
 
     /// For an address of stride 0: whether it is 4-byte aligned and its
@@ -334,11 +335,7 @@ impl GLower<'_, '_> {
             comps.push(self.val(v)?);
         }
         let mask = self.mask();
-        let mut all = mask[0];
-        for &m in &mask[1..] {
-            all = self.b.ins().band(all, m);
-        }
-        let all = self.b.ins().vall_true(all);
+        let all = self.all_active(&mask);
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let fast = self.b.create_block();
