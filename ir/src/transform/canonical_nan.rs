@@ -79,11 +79,10 @@ pub fn relax_canonical_nan(kernel: &mut Kernel) -> Result<usize, VerifyError> {
 /// The mode of an operation that gives a NaN whenever an operand is one.
 fn arithmetic_mode_mut(kind: &mut InstKind) -> Option<&mut FloatMode> {
     match kind {
-        InstKind::FBinary { op, mode }
-            if matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div) =>
-        {
-            Some(mode)
-        }
+        InstKind::FBinary {
+            op: FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div,
+            mode,
+        } => Some(mode),
         InstKind::Fma { mode } => Some(mode),
         _ => None,
     }
@@ -93,11 +92,10 @@ fn arithmetic_mode_mut(kind: &mut InstKind) -> Option<&mut FloatMode> {
 /// depend on which NaN it was.
 fn absorbs_nan(kind: &InstKind) -> bool {
     match kind {
-        InstKind::FBinary { op, mode }
-            if matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div) =>
-        {
-            matches!(mode.nan, NanMode::Canonical(_)) && !mode.flags
-        }
+        InstKind::FBinary {
+            op: FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div,
+            mode,
+        } => matches!(mode.nan, NanMode::Canonical(_)) && !mode.flags,
         InstKind::Fma { mode } => matches!(mode.nan, NanMode::Canonical(_)) && !mode.flags,
         InstKind::Fcmp { mode, .. } => !mode.flags,
         _ => false,
