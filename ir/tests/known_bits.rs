@@ -203,21 +203,14 @@ fn disjoint_or_and_xor_become_add_and_overlapping_ones_do_not() {
     }
 }
 
-#[test]
-fn booleans_are_left_alone() {
-    // i1 has `or` but no `add`: disjoint booleans stay an `or`.
+/// A kernel of `v0 = local_index`, then `body` (which defines `v1` to `v7`),
+/// storing `v7` at `BASE + 4 * v0`.
+fn storing_v7(body: &str) -> Kernel {
     let text = format!(
         "kernel @k shared 0 private 0 {{
 block0:
   v0 = local_index
-  v1 = const.i32 0
-  v2 = icmp.eq.i32 v0, v1
-  v3 = icmp.ne.i32 v0, v1
-  v4 = const.i1 0
-  v5 = and.i1 v2, v4
-  v6 = or.i1 v5, v3
-  v7 = select.i32 v6, v0, v1
-  v8 = const.i32 2
+{body}  v8 = const.i32 2
   v9 = shl.i32 v0, v8
   v10 = zext.i32.i64 v9
   v11 = const.i64 {BASE}
@@ -226,7 +219,22 @@ block0:
   exit
 }}"
     );
-    let k = wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn booleans_are_left_alone() {
+    // i1 has `or` but no `add`: disjoint booleans stay an `or`.
+    let k = storing_v7(
+        "  v1 = const.i32 0
+  v2 = icmp.eq.i32 v0, v1
+  v3 = icmp.ne.i32 v0, v1
+  v4 = const.i1 0
+  v5 = and.i1 v2, v4
+  v6 = or.i1 v5, v3
+  v7 = select.i32 v6, v0, v1
+",
+    );
     let (out, _) = simplified(&k, None);
     assert!(print(&out).contains("or.i1"), "{}", print(&out));
     assert_same_run(&k, &out, &Dispatch::new([2, 1, 1], [8, 1, 1]));
@@ -544,27 +552,16 @@ fn random_integer_kernels_run_the_same_after_simplification() {
 /// to its type is the value.
 #[test]
 fn widening_chains_become_one_widening() {
-    let text = format!(
-        "kernel @k shared 0 private 0 {{
-block0:
-  v0 = local_index
-  v1 = const.i32 3
+    let k = storing_v7(
+        "  v1 = const.i32 3
   v2 = icmp.ult.i32 v0, v1
   v3 = zext.i1.i16 v2
   v4 = zext.i16.i32 v3
   v5 = sext.i32.i64 v0
   v6 = trunc.i64.i32 v5
   v7 = iadd.i32 v4, v6
-  v8 = const.i32 2
-  v9 = shl.i32 v0, v8
-  v10 = zext.i32.i64 v9
-  v11 = const.i64 {BASE}
-  v12 = iadd.i64 v11, v10
-  store.global.i32 v12, v7
-  exit
-}}"
+",
     );
-    let k = wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}"));
     let (out, _) = simplified(&k, None);
     let text = print(&out);
     assert!(text.contains("zext.i1.i32 v"), "{text}");

@@ -226,11 +226,12 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
 /// private memory become SSA values (the JIT's gang core then holds them in
 /// vector registers, and sees the address arithmetic of `ldg`/`stg` as
 /// consecutive lanes), constants fold, 64-bit arithmetic whose low half is
-/// kept narrows, the integer identities of the index arithmetic go, and the
-/// jump chains that leaves merge, and the canonical NaN of the arithmetic is
-/// only applied where a value leaves a chain. [MODEL] The watchdog counts the merged
-/// blocks once (it counts IR blocks, which are not ir3's; a runaway kernel
-/// still faults). Each transform verifies its input first; the kernel did.
+/// kept narrows, the integer identities of the index arithmetic go, the jump
+/// chains that leaves merge, and the canonical NaN of the arithmetic is only
+/// applied where a value leaves a chain. [MODEL] The watchdog counts the
+/// merged blocks once (it counts IR blocks, which are not ir3's; a runaway
+/// kernel still faults). Each transform verifies its input first; the kernel
+/// did.
 fn clean_up(k: &mut Kernel) {
     use wavejit_ir::transform::{
         fold_constants, merge_straight_blocks, narrow_integers, promote_private,
