@@ -140,7 +140,7 @@ fn random_chain(seed: u64) -> String {
             _ => " nan=0xffc00001",
         };
         let ftz = if rng.chance(30) { " ftz" } else { "" };
-        let text = match rng.below(12) {
+        let text = match rng.below(13) {
             0..=5 => {
                 let op = ["fadd", "fsub", "fmul", "fdiv"][rng.below(4) as usize];
                 format!("{op}.f32 {a}, {b}{ftz}{nan}")
@@ -154,7 +154,19 @@ fn random_chain(seed: u64) -> String {
                 format!("{op}.f32 {a}, {b}{nan}")
             }
             8 => format!("fneg.f32 {a}{nan}"),
-            9 => {
+            // The lifters' register round trip: through an i32 and back,
+            // the i32 sometimes also stored (its bits leave).
+            11 if rng.chance(50) => {
+                let bits = fresh(&mut lines, format!("bitcast.f32.i32 {a}"));
+                if rng.chance(30) {
+                    let off = fresh(&mut lines, format!("const.i64 {}", 4 * (stores % 16)));
+                    let at = fresh(&mut lines, format!("iadd.i64 v11, {off}"));
+                    lines.push_str(&format!("  store.global.i32 {at}, {bits}\n"));
+                    stores += 1;
+                }
+                format!("bitcast.i32.f32 {bits}")
+            }
+            9 | 12 => {
                 let cmp = fresh(&mut lines, format!("fcmp.ult.f32 {a}, {b}"));
                 format!("select.f32 {cmp}, {a}, {b}")
             }

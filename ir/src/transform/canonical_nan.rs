@@ -13,8 +13,10 @@
 //! `fadd`).
 //!
 //! Consumers that qualify: `fadd`, `fsub`, `fmul`, `fdiv` and `fma` with a
-//! canonical rule (NaN in, their canonical NaN out), and `fcmp` (its result
-//! depends on whether an operand is a NaN, not on which). Both sides without
+//! canonical rule (NaN in, their canonical NaN out), `fcmp` (its result
+//! depends on whether an operand is a NaN, not on which), and same-width
+//! bitcasts whose results only qualifying consumers read (the lifters'
+//! register round trip). Both sides without
 //! the flags result (the exception flags of a quiet NaN are the same either
 //! way, but a flags-producing operation is left as lifted). Nothing else
 //! changes: no instruction, block or operand, so every engine runs the same
@@ -22,9 +24,9 @@
 
 use cranelift_entity::SecondaryMap;
 
-use crate::entities::Value;
+use crate::entities::{Inst, Value};
 use crate::float_mode::{FloatMode, NanMode};
-use crate::inst::{FBinOp, InstKind};
+use crate::inst::{CastOp, FBinOp, InstKind};
 use crate::kernel::Kernel;
 use crate::verify::{VerifyError, verify};
 
@@ -33,24 +35,7 @@ use crate::verify::{VerifyError, verify};
 /// verifier's error, with `kernel` untouched, if the input does not verify.
 pub fn relax_canonical_nan(kernel: &mut Kernel) -> Result<usize, VerifyError> {
     verify(kernel)?;
-    // Per value: how many operands and terminator uses read it, and whether
-    // one of them is not a qualifying consumer.
-    let mut readers: SecondaryMap<Value, u32> = SecondaryMap::new();
-    let mut seen_elsewhere: SecondaryMap<Value, bool> = SecondaryMap::new();
-    for block in kernel.blocks.values() {
-        for &inst in &block.insts {
-            let data = &kernel.insts[inst];
-            let absorbs = absorbs_nan(&data.kind);
-            for &a in &data.args {
-                readers[a] += 1;
-                seen_elsewhere[a] |= !absorbs;
-            }
-        }
-        for v in block.term.iter().flat_map(|t| t.uses()) {
-            readers[v] += 1;
-            seen_elsewhere[v] = true;
-        }
-    }
+    let absorbed = absorbed_values(kernel);
     let placed: Vec<_> = kernel
         .blocks
         .values()
@@ -61,8 +46,7 @@ pub fn relax_canonical_nan(kernel: &mut Kernel) -> Result<usize, VerifyError> {
         let Some(&r) = kernel.insts[inst].results.first() else {
             continue;
         };
-        // A result nobody reads is dead code's business, not this pass's.
-        if seen_elsewhere[r] || readers[r] == 0 {
+        if !absorbed[r] {
             continue;
         }
         if let Some(mode) = arithmetic_mode_mut(&mut kernel.insts[inst].kind)
@@ -74,6 +58,62 @@ pub fn relax_canonical_nan(kernel: &mut Kernel) -> Result<usize, VerifyError> {
         }
     }
     Ok(relaxed)
+}
+
+/// Values that are read, and only by qualifying consumers or by same-width
+/// bitcasts whose results are (lifters keep float values in integer
+/// registers: `bitcast.f32.i32` then `bitcast.i32.f32` between operations).
+/// A value nobody reads is dead code's business, not this pass's.
+fn absorbed_values(kernel: &Kernel) -> SecondaryMap<Value, bool> {
+    // Every reader of every value: the reading instruction, or None for a
+    // terminator.
+    let mut readers: SecondaryMap<Value, Vec<Option<Inst>>> = SecondaryMap::new();
+    for block in kernel.blocks.values() {
+        for &inst in &block.insts {
+            for &a in &kernel.insts[inst].args {
+                readers[a].push(Some(inst));
+            }
+        }
+        for v in block.term.iter().flat_map(|t| t.uses()) {
+            readers[v].push(None);
+        }
+    }
+    let bitcast_result = |inst: Inst| -> Option<Value> {
+        let data = &kernel.insts[inst];
+        match (&data.kind, data.args.as_slice(), data.results.as_slice()) {
+            (
+                InstKind::Cast {
+                    op: CastOp::Bitcast,
+                    ..
+                },
+                &[a],
+                &[r],
+            ) if kernel.value_type(a).bits() == kernel.value_type(r).bits() => Some(r),
+            _ => None,
+        }
+    };
+    // Grows to a fixpoint: a bitcast chain is absorbed once its end is.
+    let mut absorbed: SecondaryMap<Value, bool> = SecondaryMap::new();
+    loop {
+        let mut changed = false;
+        for (v, rs) in readers.iter() {
+            if absorbed[v] || rs.is_empty() {
+                continue;
+            }
+            let all = rs.iter().all(|r| match *r {
+                Some(i) if absorbs_nan(&kernel.insts[i].kind) => true,
+                Some(i) => bitcast_result(i).is_some_and(|b| absorbed[b]),
+                None => false,
+            });
+            if all {
+                absorbed[v] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return absorbed;
+        }
+    }
 }
 
 /// The mode of an operation that gives a NaN whenever an operand is one.
