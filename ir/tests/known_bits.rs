@@ -127,23 +127,10 @@ fn without_a_shape_only_the_engines_limits_are_known() {
 /// instruction under test (`v3`, from v0, v1 and the constant v2 = `C`),
 /// stored so it stays live.
 fn one(line: &str, c: u32) -> Kernel {
-    let text = format!(
-        "kernel @k shared 0 private 0 {{
-block0:
-  v0 = local_index
-  v1 = workgroup_id.x
-  v2 = const.i32 {c}
-  {line}
-  v4 = const.i32 2
-  v5 = shl.i32 v0, v4
-  v6 = zext.i32.i64 v5
-  v7 = const.i64 {BASE}
-  v8 = iadd.i64 v7, v6
-  store.global.i32 v8, v3
-  exit
-}}"
-    );
-    wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    storing(
+        &format!("  v1 = workgroup_id.x\n  v2 = const.i32 {c}\n  {line}\n"),
+        "v3",
+    )
 }
 
 #[test]
@@ -203,23 +190,28 @@ fn disjoint_or_and_xor_become_add_and_overlapping_ones_do_not() {
     }
 }
 
-/// A kernel of `v0 = local_index`, then `body` (which defines `v1` to `v7`),
-/// storing `v7` at `BASE + 4 * v0`.
-fn storing_v7(body: &str) -> Kernel {
+/// A kernel of `v0 = local_index`, then `body`, storing `value` at
+/// `BASE + 4 * v0` (the address through named values, clear of the body's).
+fn storing(body: &str, value: &str) -> Kernel {
     let text = format!(
         "kernel @k shared 0 private 0 {{
 block0:
   v0 = local_index
-{body}  v8 = const.i32 2
-  v9 = shl.i32 v0, v8
-  v10 = zext.i32.i64 v9
-  v11 = const.i64 {BASE}
-  v12 = iadd.i64 v11, v10
-  store.global.i32 v12, v7
+{body}  %two = const.i32 2
+  %off = shl.i32 v0, %two
+  %wide = zext.i32.i64 %off
+  %base = const.i64 {BASE}
+  %at = iadd.i64 %base, %wide
+  store.global.i32 %at, {value}
   exit
 }}"
     );
     wavejit_ir::text::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// [`storing`] `v7`, which `body` defines (with `v1` to `v6`).
+fn storing_v7(body: &str) -> Kernel {
+    storing(body, "v7")
 }
 
 #[test]

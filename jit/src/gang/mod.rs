@@ -72,28 +72,21 @@ impl GangCode {
 /// Blocks on the longest path through `kernel`'s CFG (the most steps a lane
 /// can take: one on entry, one per edge), or `None` if it has a cycle.
 fn step_bound(kernel: &Kernel) -> Option<u64> {
+    use cranelift_entity::SecondaryMap;
     use wavejit_ir::Block;
-    let succ = |b: Block| -> Vec<Block> {
-        kernel.blocks[b]
-            .term
-            .as_ref()
-            .map(|t| t.calls().iter().map(|c| c.block).collect())
-            .unwrap_or_default()
-    };
+    use wavejit_ir::analysis::Cfg;
+    let cfg = Cfg::compute(kernel);
     // Kahn's order over every block (iterative: kernels may have many):
     // blocks left unordered lie on or behind a cycle.
-    let mut preds: cranelift_entity::SecondaryMap<Block, u32> =
-        cranelift_entity::SecondaryMap::new();
+    let mut preds: SecondaryMap<Block, usize> = SecondaryMap::new();
     for b in kernel.blocks.keys() {
-        for s in succ(b) {
-            preds[s] += 1;
-        }
+        preds[b] = cfg.preds(b).len();
     }
     let mut ready: Vec<Block> = kernel.blocks.keys().filter(|&b| preds[b] == 0).collect();
     let mut order = Vec::with_capacity(kernel.blocks.len());
     while let Some(b) = ready.pop() {
         order.push(b);
-        for s in succ(b) {
+        for &s in cfg.succs(b) {
             preds[s] -= 1;
             if preds[s] == 0 {
                 ready.push(s);
@@ -103,10 +96,9 @@ fn step_bound(kernel: &Kernel) -> Option<u64> {
     if order.len() != kernel.blocks.len() {
         return None;
     }
-    let mut longest: cranelift_entity::SecondaryMap<Block, u64> =
-        cranelift_entity::SecondaryMap::new();
+    let mut longest: SecondaryMap<Block, u64> = SecondaryMap::new();
     for &b in order.iter().rev() {
-        longest[b] = 1 + succ(b).into_iter().map(|s| longest[s]).max().unwrap_or(0);
+        longest[b] = 1 + cfg.succs(b).iter().map(|&s| longest[s]).max().unwrap_or(0);
     }
     Some(kernel.blocks.keys().map(|b| longest[b]).max().unwrap_or(0))
 }
