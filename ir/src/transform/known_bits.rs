@@ -212,6 +212,74 @@ fn analyze(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Value
     k
 }
 
+/// An unsigned upper bound of every integer value of `kernel` in every lane
+/// of any dispatch (the type's maximum when nothing is known; 0 for other
+/// types). Unlike the rewrites' analysis this one also bounds block
+/// parameters, by the join of their incoming arguments, refined round by
+/// round from the type's range down (sound after every round), so a loop
+/// variable halved every iteration from a constant is bounded by it.
+pub fn value_bounds(kernel: &Kernel) -> SecondaryMap<Value, u64> {
+    let mut k = analyze(kernel, None);
+    // A shift by one per round needs as many rounds as the type has bits.
+    for _ in 0..2 * 64 {
+        let mut changed = false;
+        let mut incoming: SecondaryMap<Value, Option<Known>> = SecondaryMap::new();
+        for block in kernel.blocks.values() {
+            let Some(term) = &block.term else { continue };
+            for call in crate::analysis::block_calls(term) {
+                let Some(target) = kernel.blocks.get(call.block) else {
+                    continue;
+                };
+                for (&a, &p) in call.args.iter().zip(&target.params) {
+                    let x = k[a];
+                    incoming[p] = Some(match incoming[p] {
+                        None => x,
+                        Some(o) => Known {
+                            mask: o.mask | x.mask,
+                            hi: o.hi.max(x.hi),
+                        },
+                    });
+                }
+            }
+        }
+        for block in kernel.blocks.values() {
+            for &p in &block.params {
+                if !kernel.value_type(p).is_int() {
+                    continue;
+                }
+                let Some(x) = incoming[p] else { continue };
+                let new = x.and(k[p]);
+                if new != k[p] {
+                    k[p] = new;
+                    changed = true;
+                }
+            }
+            for &inst in &block.insts {
+                let data = &kernel.insts[inst];
+                let &[r] = data.results.as_slice() else {
+                    continue;
+                };
+                if !kernel.value_type(r).is_int() {
+                    continue;
+                }
+                let new = inst_known(kernel, inst, &k, None).and(k[r]);
+                if new != k[r] {
+                    k[r] = new;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut out = SecondaryMap::new();
+    for (v, data) in kernel.values.iter() {
+        out[v] = if data.ty.is_int() { k[v].hi } else { 0 };
+    }
+    out
+}
+
 /// The constant an argument holds, if it is one.
 fn konst(kernel: &Kernel, v: Value) -> Option<u64> {
     let ValueDef::Result { inst, .. } = kernel.values[v].def else {
