@@ -114,6 +114,13 @@ impl Compiled {
         self.gang.is_some()
     }
 
+    /// Whether the gang core runs the kernel in lockstep (barrier interval by
+    /// barrier interval over each workgroup's chunks, nothing scheduled:
+    /// `gang::lower::lockstep`).
+    pub fn gang_lockstep(&self) -> bool {
+        self.gang.as_ref().is_some_and(|g| g.lockstep())
+    }
+
     /// Whether `dispatch` runs on the gang core (else on the lane core): the
     /// gang core was compiled and its 32-bit step counters serve the
     /// dispatch's step limit (see `GangCode::takes`).

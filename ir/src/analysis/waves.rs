@@ -477,6 +477,37 @@ impl<'a> Context<'a> {
         formed.or_else(leaf)
     }
 
+    /// `a` and `b` compute the same bits in every lane: one value, equal
+    /// constants, or the same pure instruction of such operands (lifters and
+    /// generators recompute addresses instead of reusing them).
+    fn same(&self, a: Value, b: Value, depth: u32) -> bool {
+        if a == b {
+            return true;
+        }
+        if let (Some(x), Some(y)) = (self.konst(a), self.konst(b)) {
+            return x == y && self.kernel.value_type(a) == self.kernel.value_type(b);
+        }
+        let (ValueDef::Result { inst: ia, index: 0 }, ValueDef::Result { inst: ib, index: 0 }) =
+            (self.kernel.values[a].def, self.kernel.values[b].def)
+        else {
+            return false;
+        };
+        let (da, db) = (&self.kernel.insts[ia], &self.kernel.insts[ib]);
+        let pure = matches!(
+            da.kind,
+            InstKind::IBinary(_) | InstKind::Cast { .. } | InstKind::Builtin(_)
+        );
+        depth > 0
+            && pure
+            && da.kind == db.kind
+            && da.args.len() == db.args.len()
+            && da
+                .args
+                .iter()
+                .zip(&db.args)
+                .all(|(&x, &y)| self.same(x, y, depth - 1))
+    }
+
     /// `v` minus the constants added to it, and their sum.
     fn peel(&self, mut v: Value) -> (Value, i128) {
         let mut k = 0i128;
@@ -707,7 +738,7 @@ impl<'a> Context<'a> {
         // Same base.
         let (va, ka) = self.peel(addr_a);
         let (vb, kb) = self.peel(addr_b);
-        if va == vb
+        if self.same(va, vb, 8)
             && let (Some(bits), Some((m, d))) = (self.bits_of(va), self.spacing(va, 16, &at))
         {
             let delta = wrap(ka - kb, bits);

@@ -45,6 +45,8 @@ pub struct GangCode {
     /// Most steps any lane can take, when the CFG is acyclic (blocks on
     /// the longest path); `None` when a lane can loop.
     step_bound: Option<u64>,
+    /// Compiled in lockstep (epoch by epoch, no scheduler; `lower::lockstep`).
+    lockstep: bool,
 }
 
 /// Vectors per chunk at `tier`: one at the baseline tier (a quarter of the
@@ -58,6 +60,12 @@ pub fn vectors_for(tier: Tier) -> usize {
 }
 
 impl GangCode {
+    /// Whether the kernel runs in lockstep: barrier interval by barrier
+    /// interval over the workgroup's chunks, with nothing scheduled.
+    pub fn lockstep(&self) -> bool {
+        self.lockstep
+    }
+
     /// Whether `dispatch` can run on this code: its step limit fits the
     /// 32-bit per-lane counters, or no lane can take enough steps to reach
     /// the limit the counters are clamped to (an acyclic kernel, e.g. an
@@ -209,11 +217,11 @@ pub fn compile(
     };
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
-    {
+    let lockstep = {
         let tramps = [t4, t5].map(|t| module.declare_func_in_func(t, &mut ctx.func));
         let b = FunctionBuilder::new(&mut ctx.func, fctx);
-        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config(), tramps)?;
-    }
+        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config(), tramps)?
+    };
     let dump = dump_enabled();
     ctx.set_disasm(dump);
     if dump {
@@ -243,5 +251,6 @@ pub fn compile(
         chunk: lower::chunk_lanes(g),
         entry_of_pc,
         step_bound: step_bound(kernel),
+        lockstep,
     })
 }

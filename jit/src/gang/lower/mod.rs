@@ -14,6 +14,7 @@
 mod affine;
 mod fuse;
 mod inst;
+mod lockstep;
 mod mem;
 mod self_loop;
 mod term;
@@ -206,6 +207,8 @@ pub(crate) struct GLower<'a, 'b> {
     /// converged wave's steps (optimized only: the state and its flushes
     /// cost compile time): nothing of [`St::Defer`] is emitted otherwise.
     may_defer: bool,
+    /// The kernel runs in lockstep ([`lockstep`]): its state.
+    ls: Option<Box<lockstep::Lockstep>>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -377,6 +380,13 @@ fn visible_write(kind: &InstKind) -> bool {
         || matches!(kind, InstKind::Atomic { .. })
 }
 
+/// Lockstep lowering is on unless `WAVEJIT_LOCKSTEP=0` (for comparisons
+/// with the scheduled core).
+fn lockstep_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("WAVEJIT_LOCKSTEP").map_or(true, |v| v != "0"))
+}
+
 /// Lanes per chunk for `g` vectors.
 pub(crate) fn chunk_lanes(g: usize) -> usize {
     4 * g
@@ -418,7 +428,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         g: usize,
         cfg: cranelift_codegen::isa::TargetFrontendConfig,
         tramps: [ir::FuncRef; 2],
-    ) -> Result<(), JitError> {
+    ) -> Result<bool, JitError> {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -481,13 +491,26 @@ impl<'a, 'b> GLower<'a, 'b> {
                     .blocks
                     .values()
                     .any(|b| !matches!(b.term, Some(wj::Terminator::Exit))),
+            ls: None,
         };
-        lw.slot_wide = lw.slot_wide_kernel();
+        if lockstep_enabled() {
+            match lockstep::plan::LsPlan::new(kernel, plan) {
+                Ok(p) => lw.ls = Some(Box::new(lockstep::Lockstep::new(p, &mut lw.b, g))),
+                Err(why) if super::dump_enabled() => eprintln!("; not in lockstep: {why}"),
+                Err(_) => {}
+            }
+        }
+        lw.slot_wide = lw.ls.is_none() && lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
-        lw.schedule()?;
+        let lockstep = lw.ls.is_some();
+        if lockstep {
+            lw.ls_schedule()?;
+        } else {
+            lw.schedule()?;
+        }
         lw.b.seal_all_blocks();
         lw.b.finalize(cfg);
-        Ok(())
+        Ok(lockstep)
     }
 
     fn st_load(&mut self, f: St) -> ir::Value {
@@ -2289,6 +2312,10 @@ impl<'a, 'b> GLower<'a, 'b> {
                 // affine address may never need its vectors).
                 continue;
             }
+            if matches!(self.kernel.insts[inst].results[..], [r] if self.ls_scalar(r)) {
+                // Computed once per pass, before the lanes' work.
+                continue;
+            }
             if !self.inst(inst)? {
                 // A trap: the chunk's lanes are done with the run.
                 return Ok(());
@@ -2304,7 +2331,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         };
         self.redo_if_noted(seg, r, run.insts.len(), &live)?;
         if run.term {
-            if self.held.as_ref().is_some_and(|h| h.block == block) {
+            if self.ls.is_some() {
+                self.ls_terminator(block)?;
+            } else if self.held.as_ref().is_some_and(|h| h.block == block) {
                 self.held_terminator(block)?;
             } else {
                 self.terminator(block)?;
@@ -2421,6 +2450,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         let slow = self.cold(|this| {
             // The redo reads the run's operands from the slab.
             this.flush_held()?;
+            if let Some(run) = this.plan.segments.get(seg).and_then(|s| s.runs.get(r)) {
+                this.ls_flush_scalars(&run.clone())?;
+            }
             let bits = this.mask_ptr();
             let lane0 = this.chunk()?.lane0;
             let lane0 = this.b.ins().ireduce(types::I32, lane0);
@@ -2508,6 +2540,11 @@ impl<'a, 'b> GLower<'a, 'b> {
     fn val(&mut self, v: wj::Value) -> Result<Gv, JitError> {
         if let Some(g) = self.env.get(&v) {
             return Ok(g.clone());
+        }
+        if self.ls_scalar(v) {
+            let g = self.ls_splat(v)?;
+            self.env.insert(v, g.clone());
+            return Ok(g);
         }
         let ty = self.kernel.value_type(v);
         let g = if let Some(bits) = crate::plan::const_bits(self.kernel, v) {

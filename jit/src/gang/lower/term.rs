@@ -276,13 +276,17 @@ impl GLower<'_, '_> {
 
     /// One step for every active lane; lanes past the limit fault entering
     /// their edge's block.
-    fn count_steps(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
+    pub(super) fn count_steps(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
         let lane0 = self.chunk()?.lane0;
         let mask = self.mask();
         let steps = self.ctx_load(types::I64, off::STEPS);
         // Unsigned `steps > limit` as a signed compare of both with the top
         // bit flipped (x86 has no unsigned vector compare).
-        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let limit = match self.ls.as_ref() {
+            // What is left of the limit after the lockstep edges.
+            Some(ls) => self.b.use_var(ls.limit),
+            None => self.ctx_load(types::I32, off::STEP_LIMIT),
+        };
         let limit = self.b.ins().bxor_imm_s(limit, i64::from(i32::MIN));
         let limit = self.b.ins().splat(types::I32X4, limit);
         let flip = self.splat(i64::from(i32::MIN), false);
