@@ -371,3 +371,60 @@ block2:
     assert!(!u.is_uniform(res(1)));
     assert!(u.is_uniform(res(0)));
 }
+
+/// Lanes from 40 on leave early; the rest store, meet at a barrier and read
+/// their upper neighbour's word (written before the barrier).
+const EARLY_EXIT: &str = "kernel @early shared 256 private 0 {
+block0:
+  v0 = local_index
+  v1 = const.i32 2
+  v2 = shl.i32 v0, v1
+  v3 = const.i32 40
+  v4 = icmp.uge.i32 v0, v3
+  br v4, block1, block2
+
+block1:
+  exit
+
+block2:
+  v5 = const.i32 11
+  v6 = imul.i32 v0, v5
+  store.shared.i32 v2, v6
+  barrier
+  v7 = const.i32 1
+  v8 = iadd.i32 v0, v7
+  v9 = shl.i32 v8, v1
+  v10 = load.shared.i32 v9
+  v11 = zext.i32.i64 v2
+  v12 = const.i64 0x100000
+  v13 = iadd.i64 v12, v11
+  store.global.i32 v13, v10
+  exit
+}
+";
+
+#[test]
+fn a_barrier_after_an_early_exit_is_reached_by_every_live_lane() {
+    use wavejit_ir::Block;
+    use wavejit_ir::analysis::Uniformity;
+    let k = kernel_with("", EARLY_EXIT);
+    let u = Uniformity::compute(&k);
+    // The lanes that stay meet at block2: the barrier there is uniform.
+    let r = &u.regions()[0];
+    assert_eq!(
+        (r.join, r.blocks.clone()),
+        (Some(Block::from_u32(2)), vec![Block::from_u32(1)])
+    );
+    assert!(!u.in_divergent_region(Block::from_u32(2)));
+    assert_eq!(waves_commute(&k), Ok(()));
+    let (a, b) = both_orders(EARLY_EXIT);
+    assert!(a == b, "the orders differ");
+    // Twin: the barrier inside the branch the staying lanes take is
+    // divergent when the leaving lanes can reach a barrier too.
+    let twin = EARLY_EXIT.replace("block1:\n  exit", "block1:\n  barrier\n  exit");
+    let k = kernel_with("", &twin);
+    assert!(matches!(
+        waves_commute(&k),
+        Err(WaveOrder::DivergentBarrier(_))
+    ));
+}

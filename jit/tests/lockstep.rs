@@ -166,7 +166,42 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
         // Every phase starts after a barrier.
         g.line("barrier");
         match rng.below(7) {
-            // A tree reduction: a uniform loop with a barrier per level.
+            // A tree reduction: a uniform loop with a barrier per level
+            // (plain: the sums only in shared memory, so no block takes a
+            // lane's value as a parameter).
+            0 if rng.chance(50) => {
+                let mut s0 = 1;
+                while s0 * 2 <= wg / 2 {
+                    s0 *= 2;
+                }
+                let s0 = g.c32(s0);
+                let h = g.new_block();
+                let body = g.new_block();
+                let j = g.new_block();
+                let x = g.new_block();
+                let sh = g.next;
+                g.next += 1;
+                g.line(format!("jump block{h}(v{s0})"));
+                g.t.push_str(&format!("\nblock{h}(v{sh}: i32):\n"));
+                g.line("barrier");
+                let c = g.v(format!("icmp.ult.i32 v{lid}, v{sh}"));
+                g.line(format!("br v{c}, block{body}, block{j}"));
+                g.t.push_str(&format!("\nblock{body}:\n"));
+                let up = g.v(format!("iadd.i32 v{lid}, v{sh}"));
+                let ua = g.v(format!("shl.i32 v{up}, v{two}"));
+                let y = g.v(format!("load.shared.i32 v{ua}"));
+                let mine = g.v(format!("load.shared.i32 v{own}"));
+                let sum = g.v(format!("iadd.i32 v{mine}, v{y}"));
+                g.line(format!("store.shared.i32 v{own}, v{sum}"));
+                g.line(format!("jump block{j}"));
+                g.t.push_str(&format!("\nblock{j}:\n"));
+                let one = g.c32(1);
+                let s2 = g.v(format!("ushr.i32 v{sh}, v{one}"));
+                let zero = g.c32(0);
+                let nz = g.v(format!("icmp.ne.i32 v{s2}, v{zero}"));
+                g.line(format!("br v{nz}, block{h}(v{s2}), block{x}"));
+                g.t.push_str(&format!("\nblock{x}:\n"));
+            }
             0 => {
                 let mut s0 = 1;
                 while s0 * 2 <= wg / 2 {
@@ -275,16 +310,35 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
                 ));
                 acc = g.open(x);
             }
-            // One lane writes for its workgroup.
+            // One lane (or the lanes past or before one) writes for its
+            // workgroup, maybe exiting after (plain: nothing passed).
             4 => {
                 let t = g.new_block();
                 let j = g.new_block();
                 let k = g.c32(rng.below(wg));
-                let c = g.v(format!("icmp.eq.i32 v{lid}, v{k}"));
-                g.line(format!(
-                    "br v{c}, block{t}, block{j}(v{}, v{})",
-                    acc.a, acc.f
-                ));
+                let cc = ["eq", "ult", "ugt", "uge", "ule"][rng.below(5) as usize];
+                let c = if rng.chance(50) {
+                    g.v(format!("icmp.{cc}.i32 v{lid}, v{k}"))
+                } else {
+                    let k2 = if rng.chance(50) { uni } else { k };
+                    g.v(format!("icmp.{cc}.i32 v{k2}, v{lid}"))
+                };
+                let plain = rng.chance(60);
+                if plain {
+                    if rng.chance(50) {
+                        g.line(format!("br v{c}, block{t}, block{j}"));
+                    } else {
+                        // The region on the branch's false side.
+                        let nc = g.v(format!("xor.i32 v{lid}, v{lid}"));
+                        let _ = nc;
+                        g.line(format!("br v{c}, block{t}, block{j}"));
+                    }
+                } else {
+                    g.line(format!(
+                        "br v{c}, block{t}, block{j}(v{}, v{})",
+                        acc.a, acc.f
+                    ));
+                }
                 g.t.push_str(&format!("\nblock{t}:\n"));
                 let w = g.v(format!("zext.i32.i64 v{wid}"));
                 let four = g.v("const.i64 4");
@@ -292,9 +346,23 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
                 let b = g.v(format!("const.i64 {}", BUF + SINGLE));
                 let p = g.v(format!("iadd.i64 v{b}, v{o}"));
                 let s = g.v(format!("load.shared.i32 v{own}"));
-                g.line(format!("store.global.i32 v{p}, v{s}"));
-                g.line(format!("jump block{j}(v{}, v{})", acc.a, acc.f));
-                acc = g.open(j);
+                if cc == "eq" {
+                    g.line(format!("store.global.i32 v{p}, v{s}"));
+                } else {
+                    g.store_own(acc, gid, 2);
+                }
+                if plain && rng.chance(30) {
+                    g.line("exit");
+                } else if plain {
+                    g.line(format!("jump block{j}"));
+                } else {
+                    g.line(format!("jump block{j}(v{}, v{})", acc.a, acc.f));
+                }
+                if plain {
+                    g.t.push_str(&format!("\nblock{j}:\n"));
+                } else {
+                    acc = g.open(j);
+                }
                 stored_global = true;
             }
             // A shared load some lanes fault on (nothing stored this epoch).

@@ -14,9 +14,12 @@
 //! different paths, so block parameters inside the region and at its join are
 //! divergent, and so is a value defined inside the region and read outside
 //! it (a loop whose exit diverges leaves each lane with its own last value).
-//! The rules feed each other and are iterated to a fixpoint. Anything the
-//! analysis cannot place (a block from which no exit is reachable has no
-//! join) counts as divergent, so the answer errs only toward divergence.
+//! The rules feed each other and are iterated to a fixpoint. When one side
+//! of a branch exits early (the paths meet only at the kernel's end), the
+//! join is the nearest block every path to a barrier passes: lanes that
+//! avoid it never meet a barrier again. Anything the analysis cannot place
+//! (no join at all) counts as divergent, so the answer errs only toward
+//! divergence.
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 
@@ -96,7 +99,7 @@ impl Uniformity {
                 }
                 u.divergent_branch[b] = true;
                 changed = true;
-                let region = region_of(&cfg, &pdom, b);
+                let region = region_of(kernel, &cfg, &pdom, b);
                 for &r in region.blocks.iter().chain(region.join.iter()) {
                     for &p in &kernel.blocks[r].params {
                         u.divergent[p] = true;
@@ -201,8 +204,10 @@ fn source_divergent(kind: &InstKind) -> bool {
     }
 }
 
-fn region_of(cfg: &Cfg, pdom: &PostDominators, branch: Block) -> Region {
-    let join = pdom.ipdom(branch);
+fn region_of(kernel: &Kernel, cfg: &Cfg, pdom: &PostDominators, branch: Block) -> Region {
+    let join = pdom
+        .ipdom(branch)
+        .or_else(|| barrier_join(kernel, cfg, branch));
     let n = cfg.block_count();
     let mut seen = vec![false; n];
     let mut stack: Vec<Block> = cfg.succs(branch).to_vec();
@@ -218,6 +223,47 @@ fn region_of(cfg: &Cfg, pdom: &PostDominators, branch: Block) -> Region {
         join,
         blocks: (0..n).filter(|&i| seen[i]).map(Block::new).collect(),
     }
+}
+
+/// When the paths from `branch` meet only at the kernel's end (one side
+/// exits early): the nearest block every path from `branch` to a barrier
+/// passes, if any. Lanes that avoid it never reach a barrier again, so for
+/// the lanes still live it is where they meet.
+fn barrier_join(kernel: &Kernel, cfg: &Cfg, branch: Block) -> Option<Block> {
+    let n = cfg.block_count();
+    let barrier = |b: Block| {
+        kernel.blocks[b]
+            .insts
+            .iter()
+            .any(|&i| kernel.insts[i].kind == crate::inst::InstKind::Barrier)
+    };
+    // Blocks reachable from the branch's targets, nearest first, stopping
+    // at `avoid`; whether a barrier block was among them.
+    let reach = |avoid: Option<Block>| {
+        let mut seen = vec![false; n];
+        let mut order = Vec::new();
+        let mut queue: std::collections::VecDeque<Block> =
+            cfg.succs(branch).iter().copied().collect();
+        let mut hit = false;
+        while let Some(b) = queue.pop_front() {
+            if Some(b) == avoid || seen[b.index()] {
+                continue;
+            }
+            seen[b.index()] = true;
+            order.push(b);
+            hit |= barrier(b);
+            queue.extend(cfg.succs(b).iter().copied());
+        }
+        (order, hit)
+    };
+    let (order, hit) = reach(None);
+    if !hit {
+        return None;
+    }
+    order
+        .into_iter()
+        .filter(|&j| j != branch)
+        .find(|&j| !reach(Some(j)).1)
 }
 
 /// Post-dominator sets as bit sets (kernels have at most a few thousand

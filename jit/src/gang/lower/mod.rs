@@ -495,7 +495,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         };
         if lockstep_enabled() {
             match lockstep::plan::LsPlan::new(kernel, plan) {
-                Ok(p) => lw.ls = Some(Box::new(lockstep::Lockstep::new(p, &mut lw.b, g))),
+                Ok(p) => lw.ls = Some(Box::new(lockstep::Lockstep::new(p, &mut lw.b))),
                 Err(why) if super::dump_enabled() => eprintln!("; not in lockstep: {why}"),
                 Err(_) => {}
             }

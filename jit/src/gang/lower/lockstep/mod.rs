@@ -1,24 +1,28 @@
-//! Lockstep lowering: a workgroup's lanes run barrier interval by barrier
-//! interval (*epochs*), each epoch as one loop over the workgroup's chunks,
-//! each chunk through the whole interval before the next (the work-group
-//! loops of PoCL and COX).
+//! Lockstep lowering: a workgroup's lanes run as one wave with the
+//! kernel's own control flow, each block's lane work one loop over the
+//! workgroup's chunks (the work-group loops of PoCL and COX).
 //!
-//! [`plan::LsPlan`] admits a kernel only when no two lanes touch the same
-//! memory inside an epoch (so the order of lanes there cannot be seen) and
-//! the control flow outside divergent regions is decided by scalars: every
-//! lane of the workgroup then runs the same blocks outside regions, barriers
-//! are where every chunk's pass ends, and nothing is parked or scheduled.
-//! Uniform values are scalars (computed once per pass, not per lane), a
-//! divergent region runs its blocks in pc order under execution masks held in
-//! variables (the lowest-pc-first order of one wave), and per-lane values
-//! that outlive a block live in the slab as in the scheduled core.
+//! [`plan::LsPlan`] admits a kernel only when the waves of a workgroup
+//! provably commute (`wavejit_ir::analysis::waves_commute`: running them as
+//! one wave gives the interpreter's results, and no two lanes touch the same
+//! memory inside a barrier interval), every divergent region is acyclic and
+//! in pc order with its join above, and every branch outside regions is
+//! decided by a scalar. Then every live lane runs the same blocks outside
+//! regions, in the same order, so the control flow there is scalar code run
+//! once per workgroup, a barrier is where all lanes already are (nothing to
+//! do), uniform values are scalars, and a block's lanes run chunk by chunk
+//! (the lanes of one interval commute, so chunk order is free). A divergent
+//! branch writes its lanes' pcs; the region's blocks then run in pc order,
+//! each for the lanes at its pc (the lowest-pc-first order of one wave),
+//! until its join. Per-lane values that outlive a block live in the slab as
+//! in the scheduled core.
 //!
 //! Steps: an edge outside regions is one step of every live lane, counted
 //! once in a scalar `u`; region edges count per lane in the steps array.
 //! A lane's count is its entry plus both. The watchdog's test outside
 //! regions is on `u` plus the largest per-lane count `m` (raised by a
 //! region's longest path each time one runs); only when that could pass the
-//! limit do the lanes of the chunk get their exact test.
+//! limit are the lanes tested one by one.
 
 pub(crate) mod plan;
 
@@ -45,23 +49,6 @@ pub(crate) struct Lockstep {
     m: Variable,
     /// `step_limit - u` while a region runs: the per-lane counts' limit.
     pub limit: Variable,
-    /// The chunk's live lanes outside regions.
-    alive: Vec<Variable>,
-    /// The execution mask of every region block.
-    masks: HashMap<wj::Block, Vec<Variable>>,
-    /// Set when a chunk's pass reaches a barrier (the next epoch) or the end.
-    next_epoch: Variable,
-    u_next: Variable,
-    m_next: Variable,
-    /// The current epoch's scalars, each with the variable that keeps its
-    /// value where a chunk's pass ended (the value every later epoch sees:
-    /// a chunk skipped or stopped early leaves it alone).
-    commit: Vec<(Variable, Variable)>,
-}
-
-/// `next_epoch` when the slot is done.
-fn done_epoch(plan: &LsPlan) -> i64 {
-    plan.epochs.len() as i64
 }
 
 impl GLower<'_, '_> {
@@ -78,62 +65,32 @@ impl GLower<'_, '_> {
             .ls
             .as_mut()
             .ok_or(JitError::Malformed("lockstep plan"))?;
-        let g = self.g;
-        // Variables: scalars, counters, masks.
         let mut scalars: Vec<wj::Value> = ls.plan.scalar.iter().copied().collect();
         scalars.sort();
-        let b = &mut self.b;
-        let zero_of = |b: &mut cranelift_frontend::FunctionBuilder, ty: ir::Type| {
-            if ty.is_vector() {
-                let z = b.ins().iconst(types::I32, 0);
-                b.ins().splat(ty, z)
-            } else {
-                b.ins().iconst(ty, 0)
-            }
-        };
         for v in scalars {
             let ty = scalar_ir_type(self.kernel.value_type(v));
-            let var = b.declare_var(ty);
-            let z = zero_of(b, ty);
-            b.def_var(var, z);
+            let var = self.b.declare_var(ty);
+            let z = self.b.ins().iconst(ty, 0);
+            self.b.def_var(var, z);
             ls.vars.insert(v, var);
         }
-        let mut region_blocks: Vec<wj::Block> = ls
-            .plan
-            .regions
-            .values()
-            .flat_map(|r| r.blocks.iter().copied())
-            .collect();
-        region_blocks.sort();
-        for rb in region_blocks {
-            let vs: Vec<Variable> = (0..g).map(|_| b.declare_var(types::I32X4)).collect();
-            for &v in &vs {
-                let z = zero_of(b, types::I32X4);
-                b.def_var(v, z);
-            }
-            ls.masks.insert(rb, vs);
+        for v in [ls.u, ls.m, ls.limit] {
+            let z = self.b.ins().iconst(types::I32, 0);
+            self.b.def_var(v, z);
         }
-        for &v in ls.alive.iter() {
-            let z = zero_of(b, types::I32X4);
-            b.def_var(v, z);
-        }
-        for v in [ls.u, ls.m, ls.limit, ls.next_epoch, ls.u_next, ls.m_next] {
-            let z = zero_of(b, types::I32);
-            b.def_var(v, z);
-        }
-        let epochs = ls.plan.epochs.len();
-        let done_id = done_epoch(&ls.plan);
+        let nodes = ls.plan.nodes.clone();
 
         self.init_pcs()?;
         let ret = self.b.create_block();
         let slot_head = self.b.create_block();
         let slot_next = self.b.create_block();
-        let dispatch = self.b.create_block();
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
         self.b.ins().jump(slot_head, &[]);
 
-        // slot_head: the slot's lanes are one "wave".
+        let blocks: HashMap<Start, ir::Block> =
+            nodes.iter().map(|&n| (n, self.b.create_block())).collect();
+        // slot_head: the slot's lanes are one wave.
         self.b.switch_to_block(slot_head);
         let slot = self.st_load(St::Slot);
         let live = self.ctx_load(types::I32, off::LIVE_SLOTS);
@@ -158,8 +115,7 @@ impl GLower<'_, '_> {
         self.b.def_var(u, zero);
         let one = self.iconst(types::I32, 1);
         self.b.def_var(m, one);
-        let e0 = self.iconst(types::I32, 0);
-        self.b.ins().jump(dispatch, &[e0.into()]);
+        self.b.ins().jump(blocks[&nodes[0]], &[]);
 
         self.b.switch_to_block(slot_next);
         let slot = self.st_load(St::Slot);
@@ -167,24 +123,10 @@ impl GLower<'_, '_> {
         self.st_store(St::Slot, slot);
         self.b.ins().jump(slot_head, &[]);
 
-        // dispatch(epoch)
-        self.b.switch_to_block(dispatch);
-        let e = self.b.append_block_param(dispatch, types::I32);
-        let epoch_blocks: Vec<ir::Block> = (0..epochs).map(|_| self.b.create_block()).collect();
-        let calls: Vec<ir::BlockCall> = epoch_blocks
-            .iter()
-            .map(|&blk| self.b.func.dfg.block_call(blk, &[]))
-            .collect();
-        let dflt = self.b.func.dfg.block_call(slot_next, &[]);
-        let jt = self
-            .b
-            .create_jump_table(ir::JumpTableData::new(dflt, &calls));
-        self.b.ins().br_table(e, jt);
-        let _ = done_id;
-
-        for (k, &blk) in epoch_blocks.iter().enumerate() {
-            self.b.switch_to_block(blk);
-            self.ls_epoch(k, dispatch)?;
+        for &n in &nodes {
+            self.b.switch_to_block(blocks[&n]);
+            self.clear_chunk_values();
+            self.ls_node(n, &blocks, slot_next)?;
         }
 
         self.b.switch_to_block(ret);
@@ -206,108 +148,6 @@ impl GLower<'_, '_> {
             .ok_or(JitError::Malformed("lockstep state"))
     }
 
-    /// Epoch `k`: every chunk's pass, then the next epoch (`dispatch`).
-    fn ls_epoch(&mut self, k: usize, dispatch: ir::Block) -> Result<(), JitError> {
-        let ep = self.ls_ref()?.plan.epochs[k].clone();
-        let done_id = done_epoch(&self.ls_ref()?.plan);
-        let (u, m) = (self.ls_var(|l| l.u)?, self.ls_var(|l| l.m)?);
-        let (nx, un, mn) = (
-            self.ls_var(|l| l.next_epoch)?,
-            self.ls_var(|l| l.u_next)?,
-            self.ls_var(|l| l.m_next)?,
-        );
-        // The values every pass starts from.
-        let restore: Vec<(Variable, ir::Value)> = ep
-            .restore
-            .iter()
-            .map(|v| {
-                let var = self.ls_ref()?.vars[v];
-                Ok((var, self.b.use_var(var)))
-            })
-            .collect::<Result<_, JitError>>()?;
-        let mut commit = Vec::with_capacity(restore.len());
-        for (&(var, x), v) in restore.iter().zip(&ep.restore) {
-            let next = self
-                .b
-                .declare_var(scalar_ir_type(self.kernel.value_type(*v)));
-            self.b.def_var(next, x);
-            commit.push((var, next));
-        }
-        if let Some(ls) = self.ls.as_mut() {
-            ls.commit = commit.clone();
-        }
-        let u0 = self.b.use_var(u);
-        let m0 = self.b.use_var(m);
-        let d = self.iconst(types::I32, done_id);
-        self.b.def_var(nx, d);
-        self.b.def_var(un, u0);
-        self.b.def_var(mn, m0);
-        let head = self.b.create_block();
-        let body = self.b.create_block();
-        let latch = self.b.create_block();
-        let end = self.b.create_block();
-        let zero = self.iconst(types::I32, 0);
-        self.b.ins().jump(head, &[zero.into()]);
-        self.b.switch_to_block(head);
-        let c = self.b.append_block_param(head, types::I32);
-        let n = self.st_load(St::N);
-        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, n);
-        self.b.ins().brif(past, end, &[], body, &[]);
-
-        self.b.switch_to_block(body);
-        self.clear_chunk_values();
-        let base = self.st_load(St::Base);
-        let lane0 = self.b.ins().iadd(base, c);
-        let lane0 = self.b.ins().uextend(types::I64, lane0);
-        self.ch = Some(Chunk {
-            lane0,
-            c,
-            full: None,
-        });
-        for &(var, x) in &restore {
-            self.b.def_var(var, x);
-        }
-        self.b.def_var(u, u0);
-        self.b.def_var(m, m0);
-        let alive = self.ls_chunk_alive()?;
-        self.ls_set_alive(&alive)?;
-        let any = self.any_of(&alive);
-        let go = self.b.create_block();
-        self.b.ins().brif(any, go, &[], latch, &[]);
-        self.b.switch_to_block(go);
-        // Every position of the epoch, a block each.
-        let mut blocks: HashMap<Start, ir::Block> = HashMap::new();
-        for &s in &ep.nodes {
-            blocks.insert(s, self.b.create_block());
-        }
-        self.b.ins().jump(blocks[&ep.start], &[]);
-        for &s in &ep.nodes {
-            self.b.switch_to_block(blocks[&s]);
-            self.clear_chunk_values();
-            self.ls_node(s, &blocks, latch)?;
-        }
-
-        self.b.switch_to_block(latch);
-        self.clear_chunk_values();
-        let step = super::chunk_lanes(self.g) as i64;
-        let next = self.b.ins().iadd_imm_s(c, step);
-        self.b.ins().jump(head, &[next.into()]);
-
-        self.b.switch_to_block(end);
-        self.ch = None;
-        let e = self.b.use_var(nx);
-        let u1 = self.b.use_var(un);
-        let m1 = self.b.use_var(mn);
-        self.b.def_var(u, u1);
-        self.b.def_var(m, m1);
-        for (var, next) in commit {
-            let x = self.b.use_var(next);
-            self.b.def_var(var, x);
-        }
-        self.b.ins().jump(dispatch, &[e.into()]);
-        Ok(())
-    }
-
     /// Forgets the values of the code being left (they may not dominate
     /// the next block emitted).
     fn clear_chunk_values(&mut self) {
@@ -319,23 +159,104 @@ impl GLower<'_, '_> {
         self.redo = vec![None; self.g];
     }
 
-    /// The chunk's lanes that exist and are live: every lane that exists
-    /// while no lane of the slot exited and none of the batch faulted.
-    fn ls_chunk_alive(&mut self) -> Result<Gv, JitError> {
-        let (conv_mask, _) = self.converged_mask(false)?;
+    /// `for` every chunk of the slot: `body` with the chunk's mask, `mask`
+    /// making it (given whether every lane of the slot is live, i8), for
+    /// chunks where some lane is set.
+    fn ls_chunks(
+        &mut self,
+        mask: impl FnMut(&mut Self, ir::Value) -> Result<Gv, JitError>,
+        body: impl FnMut(&mut Self, &Gv) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
+        let zero = self.iconst(types::I32, 0);
+        let n = self.st_load(St::N);
+        self.ls_chunks_in(zero, n, mask, body)
+    }
+
+    /// [`GLower::ls_chunks`] for the chunks from lane `c0` (a multiple of
+    /// the chunk's lanes) to below lane `c1` (i32).
+    fn ls_chunks_in(
+        &mut self,
+        c0: ir::Value,
+        c1: ir::Value,
+        mut mask: impl FnMut(&mut Self, ir::Value) -> Result<Gv, JitError>,
+        mut body: impl FnMut(&mut Self, &Gv) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
         let clean = self.converged_and_clean();
+        let head = self.b.create_block();
+        let work = self.b.create_block();
+        let go = self.b.create_block();
+        let latch = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(head, &[c0.into()]);
+        self.b.switch_to_block(head);
+        let c = self.b.append_block_param(head, types::I32);
+        let past = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, c1);
+        self.b.ins().brif(past, exit, &[], work, &[]);
+        self.b.switch_to_block(work);
+        self.clear_chunk_values();
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().iadd(base, c);
+        let lane0 = self.b.ins().uextend(types::I64, lane0);
+        self.ch = Some(Chunk {
+            lane0,
+            c,
+            full: None,
+        });
+        let m = mask(self, clean)?;
+        let any = self.any_of(&m);
+        self.b.ins().brif(any, go, &[], latch, &[]);
+        self.b.switch_to_block(go);
+        self.ls_enter(&m);
+        body(self, &m)?;
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        self.clear_chunk_values();
+        let step = super::chunk_lanes(self.g) as i64;
+        let next = self.b.ins().iadd_imm_s(c, step);
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.switch_to_block(exit);
+        self.ch = None;
+        self.clear_chunk_values();
+        Ok(())
+    }
+
+    /// The chunk's live lanes: every lane that exists while the slot is
+    /// `clean` (no lane exited or faulted), else those whose pc is not dead.
+    fn ls_chunk_alive(&mut self, clean: ir::Value) -> Result<Gv, JitError> {
+        let (all, _) = self.converged_mask(false)?;
         let lanes = self.b.create_block();
         let join = self.b.create_block();
         let out: Gv = (0..self.g)
             .map(|_| self.b.append_block_param(join, types::I32X4))
             .collect();
-        let args: Vec<ir::BlockArg> = conv_mask.iter().map(|&x| x.into()).collect();
+        let args: Vec<ir::BlockArg> = all.iter().map(|&x| x.into()).collect();
         self.b.ins().brif(clean, join, &args, lanes, &[]);
         self.b.switch_to_block(lanes);
-        let live = self.pc_live(&conv_mask)?;
+        let live = self.pc_live(&all)?;
         let args: Vec<ir::BlockArg> = live.iter().map(|&x| x.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(join);
+        Ok(out)
+    }
+
+    /// The chunk's lanes at pc `pc` (a region block's).
+    fn ls_at(&mut self, pc: u32) -> Result<Gv, JitError> {
+        let (lane0, c) = {
+            let ch = self.chunk()?;
+            (ch.lane0, ch.c)
+        };
+        let n = self.st_load(St::N);
+        let left = self.lanes_left(c, n);
+        let pcs = self.ctx_load(types::I64, off::PC);
+        let pcv = self.splat(i64::from(pc), false);
+        let mut out = Vec::with_capacity(self.g);
+        for k in 0..self.g {
+            let p = self.lane_ptr(pcs, lane0, k);
+            let x = self.b.ins().load(types::I32X4, guest(), p, 0);
+            let at = self.b.ins().icmp(CC::Equal, x, pcv);
+            let v = self.valid(left, k);
+            out.push(self.b.ins().band(at, v));
+        }
         Ok(out)
     }
 
@@ -355,45 +276,12 @@ impl GLower<'_, '_> {
         Ok(out)
     }
 
-    /// `m`, without lanes faulted since it was made (only read when some
-    /// lane of the batch has faulted).
-    fn ls_live(&mut self, m: &[ir::Value]) -> Result<Gv, JitError> {
-        let faulted = self.ctx_load(types::I32, off::FAULTED);
-        let cold = self.b.create_block();
-        let join = self.b.create_block();
-        let out: Gv = (0..self.g)
-            .map(|_| self.b.append_block_param(join, types::I32X4))
-            .collect();
-        let args: Vec<ir::BlockArg> = m.iter().map(|&x| x.into()).collect();
-        self.b.set_cold_block(cold);
-        self.b.ins().brif(faulted, cold, &[], join, &args);
-        self.b.switch_to_block(cold);
-        let live = self.pc_live(m)?;
-        let args: Vec<ir::BlockArg> = live.iter().map(|&x| x.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(join);
-        Ok(out)
-    }
-
     fn any_of(&mut self, m: &[ir::Value]) -> ir::Value {
         let mut a = m[0];
         for &x in &m[1..] {
             a = self.b.ins().bor(a, x);
         }
         self.b.ins().vany_true(a)
-    }
-
-    fn ls_alive(&mut self) -> Result<Gv, JitError> {
-        let vars = self.ls_ref()?.alive.clone();
-        Ok(vars.iter().map(|&v| self.b.use_var(v)).collect())
-    }
-
-    fn ls_set_alive(&mut self, m: &[ir::Value]) -> Result<(), JitError> {
-        let vars = self.ls_ref()?.alive.clone();
-        for (&v, &x) in vars.iter().zip(m) {
-            self.b.def_var(v, x);
-        }
-        Ok(())
     }
 
     /// Makes `m` the chunk's execution mask for the block about to run.
@@ -408,13 +296,13 @@ impl GLower<'_, '_> {
         self.chunk_mask = Some(m.to_vec());
     }
 
-    /// Position `s` of an epoch outside regions: its scalars, its lanes'
-    /// runs, then its terminator (or the barrier that ends the pass).
+    /// Position `s` outside regions: its scalars, its lanes' runs chunk by
+    /// chunk, then its terminator (or the position after its barrier).
     fn ls_node(
         &mut self,
         s: Start,
         blocks: &HashMap<Start, ir::Block>,
-        latch: ir::Block,
+        slot_next: ir::Block,
     ) -> Result<(), JitError> {
         let (b, from) = s;
         let data = self.kernel.blocks[b].clone();
@@ -431,60 +319,51 @@ impl GLower<'_, '_> {
             .clone()
             .ok_or(JitError::Malformed("no terminator"))?;
         let divergent = stop.is_none() && self.ls_ref()?.plan.regions.contains_key(&b);
+        // A guarded region's branch needs no lane work: its lanes are an
+        // interval of indices the region's loop computes.
+        let guarded = divergent && self.ls_ref()?.plan.regions[&b].guard.is_some();
+        let cond = match &term {
+            Terminator::Branch { cond, .. } if guarded => Some(*cond),
+            _ => None,
+        };
         let lane_work = data.insts[from..end].iter().any(|&i| {
             let d = &self.kernel.insts[i];
-            !matches!(d.kind, InstKind::Const { .. })
-                && !matches!(d.results[..], [r] if self.ls_scalar(r))
+            let skip = matches!(d.kind, InstKind::Const { .. })
+                || matches!(d.results[..], [r] if self.ls_scalar(r) || Some(r) == cond)
+                || (guarded && d.kind == InstKind::Builtin(Builtin::LocalIndex));
+            !skip
         }) || (stop.is_none()
-            && (divergent
+            && ((divergent && !guarded)
                 || term.calls().iter().any(|c| {
                     self.kernel.blocks[c.block]
                         .params
                         .iter()
                         .any(|p| !self.ls_scalar(*p))
                 })));
-        if divergent {
-            // The region's masks start empty; the branch fills them.
-            let region = self.ls_ref()?.plan.regions[&b].clone();
-            let zero = self.splat(0, false);
-            for rb in &region.blocks {
-                let vars = self.ls_ref()?.masks[rb].clone();
-                for v in vars {
-                    self.b.def_var(v, zero);
-                }
-            }
-            self.consts.clear();
-        }
         if lane_work {
-            let alive = self.ls_alive()?;
-            let alive = self.ls_live(&alive)?;
-            self.ls_set_alive(&alive)?;
-            let any = self.any_of(&alive);
-            let work = self.b.create_block();
-            let after = self.b.create_block();
-            self.b.ins().brif(any, work, &[], after, &[]);
-            self.b.switch_to_block(work);
-            self.ls_enter(&alive);
-            self.ls_runs(b, from, end, stop.is_none())?;
-            self.b.ins().jump(after, &[]);
-            self.b.switch_to_block(after);
-            self.clear_chunk_values();
+            let last = stop.is_none();
+            self.ls_chunks(
+                |this, clean| this.ls_chunk_alive(clean),
+                |this, _| this.ls_runs(b, from, end, last),
+            )?;
         }
+        let target = |s: Start| {
+            blocks
+                .get(&s)
+                .copied()
+                .ok_or(JitError::Malformed("lockstep position not planned"))
+        };
         if let Some(k) = stop {
-            // The pass ends at the barrier: every chunk reaches it.
-            let id = self.ls_ref()?.plan.epoch_of[&(b, k + 1)] as i64;
-            self.ls_end_pass(id)?;
-            self.b.ins().jump(latch, &[]);
+            // Every live lane is at the barrier: nothing to wait for.
+            self.b.ins().jump(target((b, k + 1))?, &[]);
             return Ok(());
         }
         match &term {
             Terminator::Exit => {
-                let id = done_epoch(&self.ls_ref()?.plan);
-                self.ls_end_pass(id)?;
-                self.b.ins().jump(latch, &[]);
+                self.b.ins().jump(slot_next, &[]);
             }
             Terminator::Jump(call) => {
-                self.ls_uniform_edge(call, blocks, latch)?;
+                self.ls_uniform_edge(call, target((call.block, 0))?, slot_next)?;
             }
             Terminator::Branch {
                 cond,
@@ -498,32 +377,20 @@ impl GLower<'_, '_> {
                 for (blk, call) in [(t, then), (f, otherwise)] {
                     self.b.switch_to_block(blk);
                     self.clear_chunk_values();
-                    self.ls_uniform_edge(call, blocks, latch)?;
+                    self.ls_uniform_edge(call, target((call.block, 0))?, slot_next)?;
                 }
             }
             Terminator::Branch {
                 then, otherwise, ..
             } => {
-                self.ls_region_entry(b, [then, otherwise], blocks, latch)?;
+                let join = self.ls_ref()?.plan.regions[&b].join;
+                let after = match join {
+                    Some(j) => target((j, 0))?,
+                    None => slot_next,
+                };
+                self.ls_region(b, [then.block, otherwise.block], after, slot_next)?;
             }
             Terminator::Table { .. } => return Err(JitError::Malformed("lockstep table")),
-        }
-        Ok(())
-    }
-
-    /// Records where the pass ended (the same for every chunk).
-    fn ls_end_pass(&mut self, id: i64) -> Result<(), JitError> {
-        let ls = self.ls_ref()?;
-        let (nx, un, mn, u, m) = (ls.next_epoch, ls.u_next, ls.m_next, ls.u, ls.m);
-        let id = self.iconst(types::I32, id);
-        self.b.def_var(nx, id);
-        let uv = self.b.use_var(u);
-        let mv = self.b.use_var(m);
-        self.b.def_var(un, uv);
-        self.b.def_var(mn, mv);
-        for (var, next) in self.ls_ref()?.commit.clone() {
-            let x = self.b.use_var(var);
-            self.b.def_var(next, x);
         }
         Ok(())
     }
@@ -568,8 +435,9 @@ impl GLower<'_, '_> {
     }
 
     /// The lane part of block `b`'s terminator, called by `run` with the
-    /// chunk's values: block arguments the lanes hold, and for a divergent
-    /// branch the masks of the region's blocks it enters.
+    /// chunk's values: block arguments the lanes hold; for a divergent
+    /// branch also the lanes' pcs (the side each took); in a region, the
+    /// region's edge (see [`GLower::ls_region_terminator`]).
     pub(super) fn ls_terminator(&mut self, b: wj::Block) -> Result<(), JitError> {
         let in_region = self.ls_ref()?.plan.in_region[b];
         let term = self.kernel.blocks[b]
@@ -577,23 +445,37 @@ impl GLower<'_, '_> {
             .clone()
             .ok_or(JitError::Malformed("no terminator"))?;
         if in_region {
-            return self.ls_region_terminator(b, &term);
+            return self.ls_region_terminator(&term);
         }
         let mask = self.mask();
         let edges = self.edges(&term, &mask)?;
         self.ls_lane_args(&edges)?;
-        if let Some(region) = self.ls_ref()?.plan.regions.get(&b).cloned() {
-            for (m, call) in &edges {
-                if region.blocks.contains(&call.block) {
-                    self.ls_or_mask(call.block, m)?;
-                }
-            }
+        if self.ls_ref()?.plan.regions.contains_key(&b) {
+            self.ls_set_pcs(&edges)?;
         }
         Ok(())
     }
 
+    /// Each lane's pc: its edge's target.
+    fn ls_set_pcs(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
+        let targets: Vec<ir::Value> = edges
+            .iter()
+            .map(|(_, call)| self.splat(i64::from(self.plan.block_pc[call.block]), false))
+            .collect();
+        self.set_pcs(|this, k| {
+            let Some((&last, rest)) = targets.split_last() else {
+                return Err(JitError::Malformed("terminator without edges"));
+            };
+            let mut x = last;
+            for ((m, _), &t) in edges.iter().zip(rest) {
+                x = this.b.ins().bitselect(m[k], t, x);
+            }
+            Ok(x)
+        })
+    }
+
     /// Writes the arguments of every edge into the target parameters the
-    /// lanes hold (scalar parameters move after the pass's lane work).
+    /// lanes hold (scalar parameters move after the lane work).
     fn ls_lane_args(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
         let args = self.edge_args(edges)?;
         for ((m, call), vals) in edges.iter().zip(&args) {
@@ -607,31 +489,13 @@ impl GLower<'_, '_> {
         Ok(())
     }
 
-    fn ls_or_mask(&mut self, block: wj::Block, m: &[ir::Value]) -> Result<(), JitError> {
-        let vars = self.ls_ref()?.masks[&block].clone();
-        for (&v, &x) in vars.iter().zip(m) {
-            let old = self.b.use_var(v);
-            let new = self.b.ins().bor(old, x);
-            self.b.def_var(v, new);
-        }
-        Ok(())
-    }
-
-    /// A region block's terminator for the chunk: arguments, the masks of
-    /// the region blocks it enters, one step per lane (with the watchdog),
-    /// and lanes that exit leave the chunk.
-    fn ls_region_terminator(&mut self, _b: wj::Block, term: &Terminator) -> Result<(), JitError> {
+    /// A region block's terminator for the chunk: arguments, pcs, one step
+    /// per lane (with the watchdog); lanes that exit are dead after.
+    fn ls_region_terminator(&mut self, term: &Terminator) -> Result<(), JitError> {
         let mask = self.mask();
         if let Terminator::Exit = term {
             let dead = self.splat(i64::from(PC_DEAD as i32), false);
             self.set_pcs(|_, _| Ok(dead))?;
-            let alive = self.ls_alive()?;
-            let left: Gv = alive
-                .iter()
-                .zip(&mask)
-                .map(|(&a, &m)| self.b.ins().band_not(a, m))
-                .collect();
-            self.ls_set_alive(&left)?;
             let zero = self.iconst(types::I32, 0);
             self.st_store(St::Conv, zero);
             return Ok(());
@@ -641,31 +505,21 @@ impl GLower<'_, '_> {
         for ((m, call), vals) in edges.iter().zip(&args) {
             self.write_edge_args(m, call, vals)?;
         }
-        let targets: Vec<(Gv, wj::Block)> =
-            edges.iter().map(|(m, c)| (m.clone(), c.block)).collect();
-        for (m, t) in &targets {
-            if self.ls_ref()?.masks.contains_key(t) {
-                self.ls_or_mask(*t, m)?;
-            }
-        }
+        self.ls_set_pcs(&edges)?;
         self.count_steps(&edges)
     }
 
-    /// A uniform edge: scalar parameters move, one step for every live lane
-    /// (the watchdog's test), then its target.
+    /// A uniform edge: scalar parameters move, one step for every live
+    /// lane (the watchdog's test), then `target`.
     fn ls_uniform_edge(
         &mut self,
         call: &BlockCall,
-        blocks: &HashMap<Start, ir::Block>,
-        latch: ir::Block,
+        target: ir::Block,
+        slot_next: ir::Block,
     ) -> Result<(), JitError> {
         self.ls_scalar_moves(call)?;
-        let alive = self.ls_alive()?;
-        let any_left = self.ls_step(&[(alive, call.block)])?;
-        let target = *blocks
-            .get(&(call.block, 0))
-            .ok_or(JitError::Malformed("lockstep edge to a block of no epoch"))?;
-        self.b.ins().brif(any_left, target, &[], latch, &[]);
+        let left = self.ls_step(&[(call.block, Sel::All)])?;
+        self.b.ins().brif(left, target, &[], slot_next, &[]);
         Ok(())
     }
 
@@ -686,9 +540,9 @@ impl GLower<'_, '_> {
         Ok(())
     }
 
-    /// One step of every live lane, entering the blocks of `edges` (their
-    /// lanes); returns whether the chunk has a live lane left (i8).
-    fn ls_step(&mut self, edges: &[(Gv, wj::Block)]) -> Result<ir::Value, JitError> {
+    /// One step of every live lane into `targets` (the lanes `Sel` picks
+    /// enter each); returns whether the slot has a live lane left (i8).
+    fn ls_step(&mut self, targets: &[(wj::Block, Sel)]) -> Result<ir::Value, JitError> {
         let (u, m) = (self.ls_var(|l| l.u)?, self.ls_var(|l| l.m)?);
         let uv = self.b.use_var(u);
         let uv = self.b.ins().iadd_imm_s(uv, 1);
@@ -707,135 +561,176 @@ impl GLower<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(over, cold, &[], join, &[yes.into()]);
         self.b.switch_to_block(cold);
-        let any = self.cold(|this| {
-            // Exact: lanes whose count passes the limit fault entering.
-            let lane0 = this.chunk()?.lane0;
-            let steps = this.ctx_load(types::I64, off::STEPS);
-            let room = this.b.ins().isub(limit, uv);
-            let flip = this.splat(i64::from(i32::MIN), false);
-            let room = this.b.ins().bxor_imm_s(room, i64::from(i32::MIN));
-            let room = this.b.ins().splat(types::I32X4, room);
-            let mut over = Vec::with_capacity(this.g);
-            for k in 0..this.g {
-                let p = this.lane_ptr(steps, lane0, k);
-                let s = this.b.ins().load(types::I32X4, guest(), p, 0);
-                let s = this.b.ins().bxor(s, flip);
-                over.push(this.b.ins().icmp(CC::SignedGreaterThan, s, room));
-            }
-            for (mask, block) in edges {
-                let bits = this.scratch_at(0);
-                for (k, (&x, &o)) in mask.iter().zip(&over).enumerate() {
-                    let hit = this.b.ins().band(x, o);
-                    this.b
-                        .ins()
-                        .store(MemFlagsData::trusted(), hit, bits, 16 * k as i32);
+        self.clear_chunk_values();
+        // Exact: lanes whose count passes the limit fault entering.
+        let any = self.b.declare_var(types::I8);
+        let no = self.iconst(types::I8, 0);
+        self.b.def_var(any, no);
+        let room = self.b.ins().isub(limit, uv);
+        let room = self.b.ins().bxor_imm_s(room, i64::from(i32::MIN));
+        let targets = targets.to_vec();
+        self.ls_chunks(
+            |this, _| {
+                let (all, _) = this.converged_mask(false)?;
+                this.pc_live(&all)
+            },
+            |this, alive| {
+                let lane0 = this.chunk()?.lane0;
+                let steps = this.ctx_load(types::I64, off::STEPS);
+                let flip = this.splat(i64::from(i32::MIN), false);
+                let roomv = this.b.ins().splat(types::I32X4, room);
+                let mut over = Vec::with_capacity(this.g);
+                for (k, &a) in alive.iter().enumerate() {
+                    let p = this.lane_ptr(steps, lane0, k);
+                    let s = this.b.ins().load(types::I32X4, guest(), p, 0);
+                    let s = this.b.ins().bxor(s, flip);
+                    let o = this.b.ins().icmp(CC::SignedGreaterThan, s, roomv);
+                    over.push(this.b.ins().band(o, a));
                 }
-                let l32 = this.b.ins().ireduce(types::I32, lane0);
-                let blk = this.iconst(types::I32, i64::from(block.as_u32()));
-                let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
-                let args = [this.ctx, l32, bits, blk];
-                this.call_helper(super::Helper::Watchdog, f, &args);
-            }
-            let alive = this.ls_alive()?;
-            let alive = this.pc_live(&alive)?;
-            this.ls_set_alive(&alive)?;
-            Ok(this.any_of(&alive))
-        })?;
-        self.b.ins().jump(join, &[any.into()]);
+                for &(block, sel) in &targets {
+                    let at = match sel {
+                        Sel::All => None,
+                        Sel::AtPc => Some(this.ls_at(this.plan.block_pc[block])?),
+                        Sel::Guard(g, taken) => Some(this.ls_guard_mask(g, taken)?),
+                    };
+                    let bits = this.scratch_at(0);
+                    for (k, &o) in over.iter().enumerate() {
+                        let hit = match &at {
+                            Some(a) => this.b.ins().band(o, a[k]),
+                            None => o,
+                        };
+                        this.b
+                            .ins()
+                            .store(MemFlagsData::trusted(), hit, bits, 16 * k as i32);
+                    }
+                    let l32 = this.b.ins().ireduce(types::I32, lane0);
+                    let blk = this.iconst(types::I32, i64::from(block.as_u32()));
+                    let f = this.iconst(types::I64, wj_gang_watchdog as *const () as i64);
+                    let args = [this.ctx, l32, bits, blk];
+                    this.call_helper(super::Helper::Watchdog, f, &args);
+                }
+                let live = this.pc_live(alive)?;
+                let a = this.any_of(&live);
+                let old = this.b.use_var(any);
+                let new = this.b.ins().bor(old, a);
+                this.b.def_var(any, new);
+                Ok(())
+            },
+        )?;
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Conv, zero);
+        let a = self.b.use_var(any);
+        self.b.ins().jump(join, &[a.into()]);
         self.b.switch_to_block(join);
         Ok(left)
     }
 
-    /// A divergent branch: one step of every live lane to its side, then the
-    /// region's blocks in pc order under their masks, then its join.
-    fn ls_region_entry(
+    /// The chunk's lanes whose index passes guard `g` (or, not `taken`,
+    /// fails it).
+    fn ls_guard_mask(&mut self, g: plan::Guard, taken: bool) -> Result<Gv, JitError> {
+        let c = self.chunk()?.c;
+        let bound = self.ls_scalar_val(g.bound)?;
+        let bound = self.b.ins().splat(types::I32X4, bound);
+        let cv = self.b.ins().splat(types::I32X4, c);
+        let cc = int_cc(g.cc);
+        let mut out = Vec::with_capacity(self.g);
+        for k in 0..self.g {
+            let k4 = 4 * k as u32;
+            let iota = self.vconst_i32([k4, k4 + 1, k4 + 2, k4 + 3]);
+            let lid = self.b.ins().iadd(cv, iota);
+            let x = self.b.ins().icmp(cc, lid, bound);
+            out.push(if taken { x } else { self.b.ins().bnot(x) });
+        }
+        Ok(out)
+    }
+
+    /// The chunks holding the lanes whose index passes guard `g`: the first
+    /// chunk's lane and the end of the lanes (i32), within the slot.
+    fn ls_guard_chunks(&mut self, g: plan::Guard) -> Result<(ir::Value, ir::Value), JitError> {
+        let bound = self.ls_scalar_val(g.bound)?;
+        let b = self.b.ins().uextend(types::I64, bound);
+        let n = self.st_load(St::N);
+        let n = self.b.ins().uextend(types::I64, n);
+        let zero = self.iconst(types::I64, 0);
+        let b1 = self.b.ins().iadd_imm_s(b, 1);
+        // The interval [lo, hi) of lane indices, before the slot's end.
+        let (lo, hi) = match g.cc {
+            wj::IntCC::Ult => (zero, b),
+            wj::IntCC::Ule => (zero, b1),
+            wj::IntCC::Ugt => (b1, n),
+            wj::IntCC::Uge => (b, n),
+            wj::IntCC::Eq => (b, b1),
+            _ => return Err(JitError::Malformed("lockstep guard condition")),
+        };
+        let hi = self.b.ins().umin(hi, n);
+        let lo = self.b.ins().umin(lo, hi);
+        let l = super::chunk_lanes(self.g) as i64;
+        let lo = self.b.ins().band_imm_s(lo, -l);
+        let lo = self.b.ins().ireduce(types::I32, lo);
+        let hi = self.b.ins().ireduce(types::I32, hi);
+        Ok((lo, hi))
+    }
+
+    /// A divergent branch (its lanes' pcs already set by the lane work):
+    /// one step of every live lane to its side, the region's blocks in pc
+    /// order for the lanes at each, then `after` (its join).
+    fn ls_region(
         &mut self,
         b: wj::Block,
-        sides: [&BlockCall; 2],
-        blocks: &HashMap<Start, ir::Block>,
-        latch: ir::Block,
+        sides: [wj::Block; 2],
+        after: ir::Block,
+        slot_next: ir::Block,
     ) -> Result<(), JitError> {
         let region = self.ls_ref()?.plan.regions[&b].clone();
-        // Each side's lanes: the region block's mask, or the rest for the join.
-        let alive = self.ls_alive()?;
-        let mut entered: Option<Gv> = None;
-        let mut edges: Vec<(Gv, wj::Block)> = Vec::new();
-        let mut seen: Vec<wj::Block> = Vec::new();
-        for call in sides {
-            if region.blocks.contains(&call.block) && !seen.contains(&call.block) {
-                seen.push(call.block);
-                let vars = self.ls_ref()?.masks[&call.block].clone();
-                let m: Gv = vars.iter().map(|&v| self.b.use_var(v)).collect();
-                entered = Some(match entered {
-                    None => m.clone(),
-                    Some(e) => e
-                        .iter()
-                        .zip(&m)
-                        .map(|(&a, &x)| self.b.ins().bor(a, x))
-                        .collect(),
-                });
-                edges.push((m, call.block));
-            }
-        }
-        for call in sides {
-            if !region.blocks.contains(&call.block) {
-                let rest: Gv = match &entered {
-                    None => alive.clone(),
-                    Some(e) => alive
-                        .iter()
-                        .zip(e)
-                        .map(|(&a, &x)| self.b.ins().band_not(a, x))
-                        .collect(),
-                };
-                edges.push((rest, call.block));
-                break;
-            }
-        }
-        let any_left = self.ls_step(&edges)?;
+        let targets: Vec<(wj::Block, Sel)> = match (region.guard, &region.blocks[..], region.join) {
+            (Some(g), &[x], Some(j)) => vec![(x, Sel::Guard(g, true)), (j, Sel::Guard(g, false))],
+            _ if sides[0] == sides[1] => vec![(sides[0], Sel::All)],
+            _ => vec![(sides[0], Sel::AtPc), (sides[1], Sel::AtPc)],
+        };
+        let left = self.ls_step(&targets)?;
         let run = self.b.create_block();
-        self.b.ins().brif(any_left, run, &[], latch, &[]);
+        self.b.ins().brif(left, run, &[], slot_next, &[]);
         self.b.switch_to_block(run);
         self.clear_chunk_values();
         // Region edges count per lane against what is left of the limit.
         let (u, lim) = (self.ls_var(|l| l.u)?, self.ls_var(|l| l.limit)?);
         let uv = self.b.use_var(u);
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
-        let left = self.b.ins().isub(limit, uv);
-        self.b.def_var(lim, left);
-        for &rb in &region.blocks {
-            let vars = self.ls_ref()?.masks[&rb].clone();
-            let m: Gv = vars.iter().map(|&v| self.b.use_var(v)).collect();
-            let m = self.ls_live(&m)?;
-            let any = self.any_of(&m);
-            let work = self.b.create_block();
-            let next = self.b.create_block();
-            self.b.ins().brif(any, work, &[], next, &[]);
-            self.b.switch_to_block(work);
-            self.ls_enter(&m);
-            let len = self.kernel.blocks[rb].insts.len();
-            self.ls_runs(rb, 0, len, true)?;
-            self.b.ins().jump(next, &[]);
-            self.b.switch_to_block(next);
-            self.clear_chunk_values();
+        let room = self.b.ins().isub(limit, uv);
+        self.b.def_var(lim, room);
+        if let (Some(g), &[x]) = (region.guard, &region.blocks[..]) {
+            // Only the chunks holding the guard's interval of lanes.
+            let (c0, c1) = self.ls_guard_chunks(g)?;
+            let len = self.kernel.blocks[x].insts.len();
+            self.ls_chunks_in(
+                c0,
+                c1,
+                |this, clean| {
+                    let alive = this.ls_chunk_alive(clean)?;
+                    let inside = this.ls_guard_mask(g, true)?;
+                    Ok(alive
+                        .iter()
+                        .zip(&inside)
+                        .map(|(&a, &i)| this.b.ins().band(a, i))
+                        .collect())
+                },
+                |this, _| this.ls_runs(x, 0, len, true),
+            )?;
+        } else {
+            for &rb in &region.blocks {
+                let pc = self.plan.block_pc[rb];
+                let len = self.kernel.blocks[rb].insts.len();
+                self.ls_chunks(
+                    |this, _| this.ls_at(pc),
+                    |this, _| this.ls_runs(rb, 0, len, true),
+                )?;
+            }
         }
         let m = self.ls_var(|l| l.m)?;
         let mv = self.b.use_var(m);
         let mv = self.b.ins().iadd_imm_s(mv, i64::from(region.longest));
         self.b.def_var(m, mv);
-        match region.join {
-            Some(j) => {
-                let target = *blocks
-                    .get(&(j, 0))
-                    .ok_or(JitError::Malformed("lockstep join of no epoch"))?;
-                self.b.ins().jump(target, &[]);
-            }
-            None => {
-                // Every lane exited inside the region.
-                let id = done_epoch(&self.ls_ref()?.plan);
-                self.ls_end_pass(id)?;
-                self.b.ins().jump(latch, &[]);
-            }
-        }
+        self.b.ins().jump(after, &[]);
         Ok(())
     }
 
@@ -974,12 +869,19 @@ impl GLower<'_, '_> {
     }
 }
 
+/// Which lanes of the slot take an edge.
+#[derive(Copy, Clone)]
+enum Sel {
+    /// Every live lane.
+    All,
+    /// The lanes at the target's pc.
+    AtPc,
+    /// The lanes passing the guard (`true`) or failing it.
+    Guard(plan::Guard, bool),
+}
+
 impl Lockstep {
-    pub(crate) fn new(
-        plan: LsPlan,
-        b: &mut cranelift_frontend::FunctionBuilder,
-        g: usize,
-    ) -> Lockstep {
+    pub(crate) fn new(plan: LsPlan, b: &mut cranelift_frontend::FunctionBuilder) -> Lockstep {
         let mut var = |ty| b.declare_var(ty);
         Lockstep {
             plan,
@@ -987,12 +889,6 @@ impl Lockstep {
             u: var(types::I32),
             m: var(types::I32),
             limit: var(types::I32),
-            alive: (0..g).map(|_| var(types::I32X4)).collect(),
-            masks: HashMap::new(),
-            next_epoch: var(types::I32),
-            u_next: var(types::I32),
-            m_next: var(types::I32),
-            commit: Vec::new(),
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Whether a kernel can run in lockstep, and its shape for the lowering:
-//! epochs, the blocks each one runs, divergent regions, scalar values.
+//! the positions outside regions, divergent regions, scalar values.
 //!
 //! A kernel qualifies when `wavejit_ir::analysis::waves_commute` proves that
 //! no two lanes touch the same memory inside a barrier interval (so any
-//! order of lanes within an epoch gives the interpreter's results), every
+//! order of lanes within an interval gives the interpreter's results), every
 //! divergent branch's region is acyclic, in pc order and joins at a higher
 //! pc (so running its blocks in pc order under masks is the lowest-pc-first
 //! schedule of one wave), and every branch outside regions is decided by a
@@ -14,13 +14,13 @@ use std::collections::{HashMap, HashSet};
 use cranelift_entity::SecondaryMap;
 use wavejit_ir::analysis::{Uniformity, waves_commute};
 use wavejit_ir::{
-    Block, Builtin, CastOp, IBinOp, InstKind, Kernel, Terminator, Type, Value, ValueDef,
+    Block, Builtin, CastOp, IBinOp, InstKind, IntCC, Kernel, Terminator, Type, Value, ValueDef,
 };
 
 use crate::plan::Plan;
 
-/// A position where an epoch starts: the kernel's entry, or right after a
-/// barrier (block, index of the first instruction after it).
+/// A position outside regions: a block and the index of the first
+/// instruction run from there (0, or right after a barrier).
 pub(crate) type Start = (Block, usize);
 
 /// An outermost divergent region.
@@ -31,17 +31,19 @@ pub(crate) struct LsRegion {
     pub join: Option<Block>,
     /// The most region blocks a lane can enter in one pass (per-lane steps).
     pub longest: u32,
+    /// When the region is one block entered by lanes whose index passes a
+    /// compare with a scalar: the compare (its lanes are then an interval,
+    /// and the branch needs no lane work at all).
+    pub guard: Option<Guard>,
 }
 
-/// One barrier interval: where it starts and the skeleton positions
-/// (block, first instruction) it runs.
-#[derive(Clone, Debug)]
-pub(crate) struct Epoch {
-    pub start: Start,
-    pub nodes: Vec<Start>,
-    /// Scalars it defines: each chunk's pass starts from their values at the
-    /// epoch's start.
-    pub restore: Vec<Value>,
+/// `lid cc bound` decides which lanes enter a one-block region.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Guard {
+    /// With the lane index on the left (swapped and negated as needed).
+    pub cc: IntCC,
+    /// A scalar or constant `i32`.
+    pub bound: Value,
 }
 
 #[derive(Clone, Debug)]
@@ -50,12 +52,12 @@ pub(crate) struct LsPlan {
     /// Outermost regions by their branch block.
     pub regions: HashMap<Block, LsRegion>,
     pub in_region: SecondaryMap<Block, bool>,
-    pub epochs: Vec<Epoch>,
-    /// Epoch number of every start.
-    pub epoch_of: HashMap<Start, usize>,
+    /// Every position outside regions a pass can be at, the entry first: a
+    /// block's start, or right after a barrier in it.
+    pub nodes: Vec<Start>,
 }
 
-/// Positions visited per epoch at most, summed (the lowering emits each).
+/// Positions at most (the lowering emits a block and a chunk loop each).
 const MAX_NODES: usize = 4096;
 
 /// Scalar types: `i1` (as 0/1 bytes), `i32`, `i64`.
@@ -118,10 +120,14 @@ impl LsPlan {
                     blocks,
                     join: r.join,
                     longest: len,
+                    guard: None,
                 },
             );
         }
         let scalar = scalars(kernel, &uni, &in_region);
+        for (&b, r) in regions.iter_mut() {
+            r.guard = guard(kernel, &scalar, b, r);
+        }
         for (b, data) in kernel.blocks.iter() {
             if in_region[b] {
                 continue;
@@ -137,10 +143,9 @@ impl LsPlan {
             scalar,
             regions,
             in_region,
-            epochs: Vec::new(),
-            epoch_of: HashMap::new(),
+            nodes: Vec::new(),
         };
-        lp.epochs_of(kernel)?;
+        lp.nodes_of(kernel)?;
         Ok(lp)
     }
 
@@ -155,71 +160,151 @@ impl LsPlan {
             .map(|(k, _)| k)
     }
 
-    fn epochs_of(&mut self, kernel: &Kernel) -> Result<(), String> {
+    fn nodes_of(&mut self, kernel: &Kernel) -> Result<(), String> {
         let entry = kernel.blocks.keys().next().ok_or("no blocks")?;
-        let mut starts: Vec<Start> = vec![(entry, 0)];
-        for (b, data) in kernel.blocks.iter() {
-            for (k, &i) in data.insts.iter().enumerate() {
-                if kernel.insts[i].kind == InstKind::Barrier {
-                    starts.push((b, k + 1));
+        let mut nodes = vec![(entry, 0)];
+        let mut seen: HashSet<Start> = HashSet::from([(entry, 0)]);
+        let mut i = 0;
+        while i < nodes.len() {
+            let (b, from) = nodes[i];
+            i += 1;
+            let next: Vec<Start> = match (
+                Self::barrier_in(kernel, b, from),
+                &kernel.blocks[b].term,
+                self.regions.get(&b),
+            ) {
+                (Some(k), _, _) => vec![(b, k + 1)],
+                (None, _, Some(r)) => r.join.into_iter().map(|j| (j, 0)).collect(),
+                (None, Some(t), None) => t.calls().iter().map(|c| (c.block, 0)).collect(),
+                (None, None, None) => Vec::new(),
+            };
+            for n in next {
+                if seen.insert(n) {
+                    nodes.push(n);
                 }
+            }
+            if nodes.len() > MAX_NODES {
+                return Err("too many blocks".into());
             }
         }
-        let mut total = 0;
-        for (e, &s) in starts.iter().enumerate() {
-            self.epoch_of.insert(s, e);
-            let mut nodes = vec![s];
-            let mut seen: HashSet<Start> = HashSet::from([s]);
-            let mut i = 0;
-            while i < nodes.len() {
-                let (b, from) = nodes[i];
-                i += 1;
-                if Self::barrier_in(kernel, b, from).is_some() {
-                    continue;
-                }
-                let next: Vec<Block> = match (&kernel.blocks[b].term, self.regions.get(&b)) {
-                    (_, Some(r)) => r.join.into_iter().collect(),
-                    (Some(t), None) => t.calls().iter().map(|c| c.block).collect(),
-                    (None, None) => Vec::new(),
-                };
-                for t in next {
-                    if seen.insert((t, 0)) {
-                        nodes.push((t, 0));
-                    }
-                }
-            }
-            total += nodes.len();
-            if total > MAX_NODES {
-                return Err("too many blocks per barrier interval".into());
-            }
-            // Scalars the epoch defines (in its positions, and parameters
-            // its edges assign).
-            let mut restore = Vec::new();
-            for &(b, from) in &nodes {
-                let data = &kernel.blocks[b];
-                if from == 0 {
-                    restore.extend(data.params.iter().filter(|p| self.scalar.contains(p)));
-                }
-                let end = Self::barrier_in(kernel, b, from).unwrap_or(data.insts.len());
-                for &i in &data.insts[from..end] {
-                    restore.extend(
-                        kernel.insts[i]
-                            .results
-                            .iter()
-                            .filter(|r| self.scalar.contains(r)),
-                    );
-                }
-            }
-            restore.sort();
-            restore.dedup();
-            self.epochs.push(Epoch {
-                start: s,
-                nodes,
-                restore,
-            });
-        }
+        self.nodes = nodes;
         Ok(())
     }
+}
+
+/// The guard of region `r` of branch block `b`, if it has one: `r` is one
+/// block without parameters that jumps (or exits) to the join, the join has
+/// no parameters, the branch passes no arguments, and the branch's condition
+/// is `local_index cc bound` for an unsigned `cc` and a scalar or constant
+/// bound, computed in `b` for the branch alone, the only lane work of `b`.
+fn guard(kernel: &Kernel, scalar: &HashSet<Value>, b: Block, r: &LsRegion) -> Option<Guard> {
+    let [x] = r.blocks[..] else { return None };
+    let join = r.join?;
+    let Some(Terminator::Branch {
+        cond,
+        then,
+        otherwise,
+    }) = &kernel.blocks[b].term
+    else {
+        return None;
+    };
+    let plain = |blk: Block| kernel.blocks[blk].params.is_empty();
+    let exits_to_join = match &kernel.blocks[x].term {
+        Some(Terminator::Jump(c)) => c.block == join && c.args.is_empty(),
+        Some(Terminator::Exit) => true,
+        _ => false,
+    };
+    if !plain(x)
+        || !plain(join)
+        || !then.args.is_empty()
+        || !otherwise.args.is_empty()
+        || !exits_to_join
+    {
+        return None;
+    }
+    let taken = if then.block == x && otherwise.block == join {
+        true
+    } else if otherwise.block == x && then.block == join {
+        false
+    } else {
+        return None;
+    };
+    let ValueDef::Result { inst, .. } = kernel.values[*cond].def else {
+        return None;
+    };
+    let (InstKind::Icmp(cc), &[a, c]) = (&kernel.insts[inst].kind, &kernel.insts[inst].args[..])
+    else {
+        return None;
+    };
+    let lid = |v: Value| match kernel.values[v].def {
+        ValueDef::Result { inst, .. } => {
+            kernel.insts[inst].kind == InstKind::Builtin(Builtin::LocalIndex)
+        }
+        _ => false,
+    };
+    let bound_ok = |v: Value| {
+        kernel.value_type(v) == Type::I32
+            && (scalar.contains(&v) || crate::plan::const_bits(kernel, v).is_some())
+    };
+    let (cc, bound) = if lid(a) && bound_ok(c) {
+        (*cc, c)
+    } else if lid(c) && bound_ok(a) {
+        (swapped(*cc)?, a)
+    } else {
+        return None;
+    };
+    let cc = if taken { cc } else { negated(cc)? };
+    if !matches!(
+        cc,
+        IntCC::Ult | IntCC::Ule | IntCC::Ugt | IntCC::Uge | IntCC::Eq
+    ) {
+        return None;
+    }
+    // The branch block does nothing else per lane, and the compare is the
+    // branch's alone.
+    let lone = kernel.blocks[b].insts.iter().all(|&i| {
+        let d = &kernel.insts[i];
+        i == inst
+            || matches!(
+                d.kind,
+                InstKind::Const { .. } | InstKind::Barrier | InstKind::Builtin(Builtin::LocalIndex)
+            )
+            || matches!(d.results[..], [v] if scalar.contains(&v))
+    });
+    let used_elsewhere = kernel.insts.values().any(|d| d.args.contains(cond))
+        || kernel.blocks.values().any(|d| {
+            d.term
+                .iter()
+                .flat_map(|t| t.calls())
+                .any(|c| c.args.contains(cond))
+        });
+    (lone && !used_elsewhere).then_some(Guard { cc, bound })
+}
+
+/// `b cc' a` for `a cc b` (unsigned and equality only).
+fn swapped(cc: IntCC) -> Option<IntCC> {
+    Some(match cc {
+        IntCC::Ult => IntCC::Ugt,
+        IntCC::Ule => IntCC::Uge,
+        IntCC::Ugt => IntCC::Ult,
+        IntCC::Uge => IntCC::Ule,
+        IntCC::Eq => IntCC::Eq,
+        IntCC::Ne => IntCC::Ne,
+        _ => return None,
+    })
+}
+
+/// The condition that holds when `cc` does not (unsigned and equality).
+fn negated(cc: IntCC) -> Option<IntCC> {
+    Some(match cc {
+        IntCC::Ult => IntCC::Uge,
+        IntCC::Ule => IntCC::Ugt,
+        IntCC::Ugt => IntCC::Ule,
+        IntCC::Uge => IntCC::Ult,
+        IntCC::Eq => IntCC::Ne,
+        IntCC::Ne => IntCC::Eq,
+        _ => return None,
+    })
 }
 
 /// Uniform values outside divergent regions that the lowering computes as
