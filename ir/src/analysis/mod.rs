@@ -8,10 +8,12 @@
 
 pub mod cfg;
 pub mod dominance;
+pub mod steps;
 pub mod uniform;
 pub mod waves;
 
 pub use cfg::{Cfg, block_calls};
 pub use dominance::DomTree;
+pub use steps::step_bound;
 pub use uniform::{PostDominators, Region, Uniformity};
 pub use waves::{WaveOrder, waves_commute};

@@ -42,8 +42,9 @@ pub struct GangCode {
     pub(crate) chunk: usize,
     /// Scheduler entry of every linear pc.
     pub(crate) entry_of_pc: Vec<u32>,
-    /// Most steps any lane can take, when the CFG is acyclic (blocks on
-    /// the longest path); `None` when a lane can loop.
+    /// Most steps any lane can take, when bounded
+    /// (`wavejit_ir::analysis::step_bound`: acyclic, or loops whose
+    /// induction variable bounds them).
     step_bound: Option<u64>,
     /// Compiled in lockstep (epoch by epoch, no scheduler; `lower::lockstep`).
     lockstep: bool,
@@ -75,40 +76,6 @@ impl GangCode {
         let clamp = u64::from(u32::MAX - 1);
         dispatch.step_limit < clamp || self.step_bound.is_some_and(|b| b <= clamp)
     }
-}
-
-/// Blocks on the longest path through `kernel`'s CFG (the most steps a lane
-/// can take: one on entry, one per edge), or `None` if it has a cycle.
-fn step_bound(kernel: &Kernel) -> Option<u64> {
-    use cranelift_entity::SecondaryMap;
-    use wavejit_ir::Block;
-    use wavejit_ir::analysis::Cfg;
-    let cfg = Cfg::compute(kernel);
-    // Kahn's order over every block (iterative: kernels may have many):
-    // blocks left unordered lie on or behind a cycle.
-    let mut preds: SecondaryMap<Block, usize> = SecondaryMap::new();
-    for b in kernel.blocks.keys() {
-        preds[b] = cfg.preds(b).len();
-    }
-    let mut ready: Vec<Block> = kernel.blocks.keys().filter(|&b| preds[b] == 0).collect();
-    let mut order = Vec::with_capacity(kernel.blocks.len());
-    while let Some(b) = ready.pop() {
-        order.push(b);
-        for &s in cfg.succs(b) {
-            preds[s] -= 1;
-            if preds[s] == 0 {
-                ready.push(s);
-            }
-        }
-    }
-    if order.len() != kernel.blocks.len() {
-        return None;
-    }
-    let mut longest: SecondaryMap<Block, u64> = SecondaryMap::new();
-    for &b in order.iter().rev() {
-        longest[b] = 1 + cfg.succs(b).iter().map(|&s| longest[s]).max().unwrap_or(0);
-    }
-    Some(kernel.blocks.keys().map(|b| longest[b]).max().unwrap_or(0))
 }
 
 /// `WAVEJIT_JIT_DUMP` is set: the CLIF and machine code go to stderr.
@@ -217,10 +184,12 @@ pub fn compile(
     };
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, id.as_u32());
+    let step_bound = wavejit_ir::analysis::step_bound(kernel);
     let lockstep = {
         let tramps = [t4, t5].map(|t| module.declare_func_in_func(t, &mut ctx.func));
         let b = FunctionBuilder::new(&mut ctx.func, fctx);
-        lower::GLower::build(b, kernel, plan, lanes, g, module.target_config(), tramps)?
+        let target = module.target_config();
+        lower::GLower::build(b, kernel, plan, lanes, g, target, tramps, step_bound)?
     };
     let dump = dump_enabled();
     ctx.set_disasm(dump);
@@ -250,7 +219,7 @@ pub fn compile(
         func,
         chunk: lower::chunk_lanes(g),
         entry_of_pc,
-        step_bound: step_bound(kernel),
+        step_bound,
         lockstep,
     })
 }

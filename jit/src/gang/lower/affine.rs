@@ -28,7 +28,19 @@ const MAX_STRIDE: i64 = 1 << 24;
 
 /// The stride of every affine integer value of `kernel`.
 pub(super) fn strides(kernel: &Kernel) -> HashMap<wj::Value, i64> {
-    let mut s: HashMap<wj::Value, i64> = HashMap::new();
+    strides_from(kernel, std::iter::empty())
+}
+
+/// [`strides`], given values known to be uniform (stride 0: a lockstep
+/// kernel's scalars, block parameters among them).
+pub(super) fn strides_from(
+    kernel: &Kernel,
+    uniform: impl Iterator<Item = wj::Value>,
+) -> HashMap<wj::Value, i64> {
+    let mut s: HashMap<wj::Value, i64> = uniform
+        .filter(|&v| matches!(kernel.value_type(v), Type::I32 | Type::I64))
+        .map(|v| (v, 0))
+        .collect();
     loop {
         let before = s.len();
         for data in kernel.insts.values() {
@@ -122,10 +134,20 @@ impl GLower<'_, '_> {
     pub(super) fn wave_span(&mut self) -> Span {
         let base = self.st_load(St::Base);
         let lane0 = self.b.ins().uextend(types::I64, base);
-        let n = self.st_load(St::N);
+        let n = self.span_lanes();
         let n = self.b.ins().uextend(types::I64, n);
         let last = self.b.ins().iadd_imm_s(n, -1);
         Span { lane0, last }
+    }
+
+    /// Lanes of the wave the wave-level tests cover (i32): the wave's, or
+    /// fewer where lockstep runs only the chunks below an end
+    /// ([`GLower::span_end`]).
+    pub(super) fn span_lanes(&mut self) -> ir::Value {
+        match self.span_end {
+            Some(end) => end,
+            None => self.st_load(St::N),
+        }
     }
 
     /// The addresses of `seg`'s contiguous word accesses at the wave's first
@@ -216,6 +238,12 @@ impl GLower<'_, '_> {
         };
         if let Some(bits) = crate::plan::const_bits(self.kernel, v) {
             let x = self.iconst(st, bits as i64);
+            memo.insert(v, (x, None));
+            return Ok((x, None));
+        }
+        if self.ls_scalar(v) {
+            // Computed once per workgroup already.
+            let x = self.ls_scalar_val(v)?;
             memo.insert(v, (x, None));
             return Ok((x, None));
         }

@@ -56,7 +56,7 @@ impl GLower<'_, '_> {
         let results = self.kernel.insts[inst].results.clone();
         let atomic = matches!(self.kernel.insts[inst].kind, wj::InstKind::Atomic { .. });
         for (&r, g) in results.iter().zip(out) {
-            if atomic && !self.plan.spill[r] {
+            if atomic && !self.spilled(r) {
                 // A redo of the run reads the old value from the slab (it does
                 // not repeat the atomic).
                 let mask = self.mask();
@@ -123,6 +123,9 @@ impl GLower<'_, '_> {
         let args = self.kernel.insts[inst].args.clone();
         if a.space == AddrSpace::Shared && self.stride(args[0]) == Some(0) {
             return self.store_same_address(inst, args[0], args[1]);
+        }
+        if a.space == AddrSpace::Global && self.stride(args[0]) == Some(0) {
+            return self.store_last_lane(inst, args[0], args[1]);
         }
         let vals = self.val(args[1])?;
         // Read only where used: a converged wave's global store tests its
@@ -232,6 +235,66 @@ impl GLower<'_, '_> {
         let last = *vals.last().ok_or(JitError::Malformed("empty chunk"))?;
         let last = self.i32x4_of(last);
         let x = self.b.ins().extractlane(last, 3);
+        self.b.ins().store(guest(), x, p, 0);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(slow);
+        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        Ok(())
+    }
+
+    /// A global word store whose address every lane of the chunk shares
+    /// (a workgroup's one result, stored by its first lane): lanes store in
+    /// order, so memory keeps the last active lane's value, one scalar
+    /// store when the address is good; otherwise the helper, lane by lane.
+    fn store_last_lane(
+        &mut self,
+        inst: wj::Inst,
+        addr_v: wj::Value,
+        value: wj::Value,
+    ) -> Result<(), JitError> {
+        let vals = self.val(value)?;
+        let mask = self.mask();
+        let (ok, p) = self.same_address(inst, AddrSpace::Global, addr_v, true)?;
+        // The active lanes as bits (lane k of vector j at bit 4j + k).
+        let mut bits = None;
+        for (j, &m) in mask.iter().enumerate() {
+            let b = self.b.ins().vhigh_bits(types::I32, m);
+            let b = if j == 0 {
+                b
+            } else {
+                self.b.ins().ishl_imm_s(b, 4 * j as i64)
+            };
+            bits = Some(match bits {
+                None => b,
+                Some(a) => self.b.ins().bor(a, b),
+            });
+        }
+        let bits = bits.ok_or(JitError::Malformed("empty chunk"))?;
+        let any = self.b.ins().icmp_imm_s(CC::NotEqual, bits, 0);
+        let ok = self.b.ins().band(ok, any);
+        let slow = self.b.create_block();
+        let fast = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        // The last active lane's word, through the scratch area.
+        let at = self.scratch_at(0);
+        for (j, &x) in vals.iter().enumerate() {
+            let x = self.i32x4_of(x);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), x, at, 16 * j as i32);
+        }
+        let lead = self.b.ins().clz(bits);
+        let last = self.iconst(types::I32, 31);
+        let last = self.b.ins().isub(last, lead);
+        let last = self.b.ins().uextend(types::I64, last);
+        let offs = self.b.ins().ishl_imm_s(last, 2);
+        let q = self.b.ins().iadd(at, offs);
+        let x = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 0);
         self.b.ins().store(guest(), x, p, 0);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(slow);
@@ -585,7 +648,7 @@ impl GLower<'_, '_> {
             let bytes = match bytes {
                 Some(b) => b,
                 None => {
-                    let n = self.st_load(St::N);
+                    let n = self.span_lanes();
                     let n = self.b.ins().uextend(types::I64, n);
                     let l = chunk_lanes(self.g) as i64;
                     let n = self.b.ins().iadd_imm_s(n, l - 1);

@@ -209,6 +209,9 @@ pub(crate) struct GLower<'a, 'b> {
     may_defer: bool,
     /// The kernel runs in lockstep ([`lockstep`]): its state.
     ls: Option<Box<lockstep::Lockstep>>,
+    /// While lockstep runs only the chunks below a lane (i32): the end of
+    /// what the wave-level memory tests cover.
+    span_end: Option<ir::Value>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -296,8 +299,14 @@ fn blocks_in_cycles(kernel: &Kernel) -> HashSet<wj::Block> {
 /// Integer values that can be computed again anywhere from builtins,
 /// constants and uniform loads at constant offsets (see `GLower::remat`).
 fn rematerializable(kernel: &Kernel) -> HashSet<wj::Value> {
+    rematerializable_from(kernel, HashSet::new())
+}
+
+/// [`rematerializable`], given values that can be had anywhere already (a
+/// lockstep kernel's scalars).
+fn rematerializable_from(kernel: &Kernel, seeds: HashSet<wj::Value>) -> HashSet<wj::Value> {
     let int = |v: &wj::Value| !kernel.value_type(*v).is_float();
-    let mut set: HashSet<wj::Value> = HashSet::new();
+    let mut set: HashSet<wj::Value> = seeds;
     loop {
         let before = set.len();
         for data in kernel.insts.values() {
@@ -420,6 +429,7 @@ fn guest() -> MemFlagsData {
 }
 
 impl<'a, 'b> GLower<'a, 'b> {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn build(
         mut b: FunctionBuilder<'b>,
         kernel: &'a Kernel,
@@ -428,6 +438,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         g: usize,
         cfg: cranelift_codegen::isa::TargetFrontendConfig,
         tramps: [ir::FuncRef; 2],
+        step_bound: Option<u64>,
     ) -> Result<bool, JitError> {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -492,13 +503,22 @@ impl<'a, 'b> GLower<'a, 'b> {
                     .values()
                     .any(|b| !matches!(b.term, Some(wj::Terminator::Exit))),
             ls: None,
+            span_end: None,
         };
         if lockstep_enabled() {
             match lockstep::plan::LsPlan::new(kernel, plan) {
-                Ok(p) => lw.ls = Some(Box::new(lockstep::Lockstep::new(p, &mut lw.b))),
+                Ok(p) => lw.ls = Some(Box::new(lockstep::Lockstep::new(p, &mut lw.b, step_bound))),
                 Err(why) if super::dump_enabled() => eprintln!("; not in lockstep: {why}"),
                 Err(_) => {}
             }
+        }
+        if let Some(ls) = lw.ls.as_deref_mut() {
+            // Scalars are affine values of stride 0, and can be had
+            // anywhere (what is computed from them and builtins can be
+            // computed again where it is read).
+            lw.strides = affine::strides_from(kernel, ls.plan.scalar.iter().copied());
+            lw.remat = rematerializable_from(kernel, ls.plan.scalar.clone());
+            ls.spill = lockstep::Lockstep::spills(kernel);
         }
         lw.slot_wide = lw.ls.is_none() && lw.slot_wide_kernel();
         lw.lazy = lazy_values(kernel, plan, &lw.remat, &lw.slab_read);
@@ -2451,7 +2471,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             // The redo reads the run's operands from the slab.
             this.flush_held()?;
             if let Some(run) = this.plan.segments.get(seg).and_then(|s| s.runs.get(r)) {
-                this.ls_flush_scalars(&run.clone())?;
+                this.ls_flush_operands(&run.clone(), stop)?;
             }
             let bits = this.mask_ptr();
             let lane0 = this.chunk()?.lane0;
@@ -2555,7 +2575,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             };
             vec![self.splat(bits, wide(ty)); self.vecs(ty)]
         } else if self.remat.contains(&v)
-            && !(self.plan.spill[v] && self.slab_read.contains(&v))
+            && (self.ls.is_some() || !(self.plan.spill[v] && self.slab_read.contains(&v)))
             && let wj::ValueDef::Result { inst, .. } = self.kernel.values[v].def
         {
             // Computed again here: a few vector ops instead of a slab read
@@ -2596,8 +2616,10 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Defines IR value `v` for the current chunk, writing it to the slab
     /// (active lanes only) when other runs read it.
     fn def(&mut self, v: wj::Value, g: Gv) -> Result<(), JitError> {
-        let recomputed_elsewhere = self.remat.contains(&v) && !self.slab_read.contains(&v);
-        if self.plan.spill[v]
+        // (In lockstep a redo first writes the run's operands itself.)
+        let recomputed_elsewhere =
+            self.remat.contains(&v) && (self.ls.is_some() || !self.slab_read.contains(&v));
+        if self.spilled(v)
             && !self.rematerializing
             && !recomputed_elsewhere
             && !self.fused_internal.contains(&v)
@@ -2612,6 +2634,16 @@ impl<'a, 'b> GLower<'a, 'b> {
         }
         self.env.insert(v, g);
         Ok(())
+    }
+
+    /// Whether `def` writes `v` to the slab: what other runs read, or in
+    /// lockstep (a chunk's runs of one block share its values) what another
+    /// block, the other side of a barrier or a redo reads.
+    fn spilled(&self, v: wj::Value) -> bool {
+        match self.ls.as_deref() {
+            Some(ls) => ls.spill.contains(&v),
+            None => self.plan.spill[v],
+        }
     }
 
     /// Writes the lanes of `g` selected by `mask` (`I32X4` lanes) to `v`'s slab area.

@@ -49,6 +49,13 @@ pub(crate) struct Lockstep {
     m: Variable,
     /// `step_limit - u` while a region runs: the per-lane counts' limit.
     pub limit: Variable,
+    /// Whether steps are counted (i8): not when the kernel's static bound
+    /// (`wavejit_ir::analysis::step_bound`) is within the step limit, so no
+    /// lane can reach it.
+    counting: Variable,
+    bound: Option<u64>,
+    /// Values the slab must hold (see [`Lockstep::spills`]).
+    pub spill: std::collections::HashSet<wj::Value>,
 }
 
 impl GLower<'_, '_> {
@@ -79,6 +86,17 @@ impl GLower<'_, '_> {
             self.b.def_var(v, z);
         }
         let nodes = ls.plan.nodes.clone();
+        let (counting, bound) = (ls.counting, ls.bound);
+        let flag = match bound {
+            Some(bound) if bound < u64::from(u32::MAX) => {
+                let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+                self.b
+                    .ins()
+                    .icmp_imm_u(CC::UnsignedLessThan, limit, bound as i64)
+            }
+            _ => self.iconst(types::I8, 1),
+        };
+        self.b.def_var(counting, flag);
 
         self.init_pcs()?;
         let ret = self.b.create_block();
@@ -342,10 +360,12 @@ impl GLower<'_, '_> {
                 })));
         if lane_work {
             let last = stop.is_none();
+            self.ls_hoist(b, from, end, None)?;
             self.ls_chunks(
                 |this, clean| this.ls_chunk_alive(clean),
                 |this, _| this.ls_runs(b, from, end, last),
             )?;
+            self.ls_unhoist();
         }
         let target = |s: Start| {
             blocks
@@ -434,6 +454,56 @@ impl GLower<'_, '_> {
         Ok(())
     }
 
+    /// The plan's segments of block `b` from instruction `from` to `end`.
+    fn ls_segments(&self, b: wj::Block, from: usize, end: usize) -> Vec<usize> {
+        let bpc = self.plan.block_pc[b] as usize;
+        self.plan
+            .kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(pc, k)| match *k {
+                crate::plan::PcKind::Segment(s)
+                    if self.plan.segments[s as usize].block == b
+                        && pc >= bpc + from
+                        && pc <= bpc + end =>
+                {
+                    Some(s as usize)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Before a chunk loop over block `b`'s instructions `from..end`: its
+    /// contiguous accesses' addresses and memory tests for all the loop's
+    /// lanes at once (the slot's, or those below `span_end`), so a chunk
+    /// only adds its offset (`mem::wave_sites`).
+    fn ls_hoist(
+        &mut self,
+        b: wj::Block,
+        from: usize,
+        end: usize,
+        span_end: Option<ir::Value>,
+    ) -> Result<(), JitError> {
+        self.span_end = span_end;
+        let mut scalars = HashMap::new();
+        let mut insts = Vec::new();
+        for k in self.ls_segments(b, from, end) {
+            let seg = self.plan.segments[k].clone();
+            scalars.extend(self.segment_scalars(&seg)?);
+            insts.extend(seg.runs.iter().flat_map(|r| r.insts.iter().copied()));
+        }
+        self.wave_scalars = scalars;
+        self.wave_sites = self.wave_sites(&insts)?;
+        Ok(())
+    }
+
+    fn ls_unhoist(&mut self) {
+        self.span_end = None;
+        self.wave_scalars.clear();
+        self.wave_sites.clear();
+    }
+
     /// The lane part of block `b`'s terminator, called by `run` with the
     /// chunk's values: block arguments the lanes hold; for a divergent
     /// branch also the lanes' pcs (the side each took); in a region, the
@@ -505,8 +575,26 @@ impl GLower<'_, '_> {
         for ((m, call), vals) in edges.iter().zip(&args) {
             self.write_edge_args(m, call, vals)?;
         }
-        self.ls_set_pcs(&edges)?;
-        self.count_steps(&edges)
+        // The lanes' pcs for the region's next blocks (the join's lanes are
+        // all the live ones: no pc needed).
+        if edges
+            .iter()
+            .any(|(_, c)| self.ls_ref().is_ok_and(|l| l.plan.in_region[c.block]))
+        {
+            self.ls_set_pcs(&edges)?;
+        }
+        // Only while a lane could reach the limit.
+        let counting = self.ls_var(|l| l.counting)?;
+        let on = self.b.use_var(counting);
+        let count = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.ins().brif(on, count, &[], join, &[]);
+        self.b.switch_to_block(count);
+        self.cold(|this| this.count_steps(&edges))?;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.mask_cache = None;
+        Ok(())
     }
 
     /// A uniform edge: scalar parameters move, one step for every live
@@ -554,6 +642,9 @@ impl GLower<'_, '_> {
         let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
         let limit64 = self.b.ins().uextend(types::I64, limit);
         let over = self.b.ins().icmp(CC::UnsignedGreaterThan, worst, limit64);
+        let counting = self.ls_var(|l| l.counting)?;
+        let on = self.b.use_var(counting);
+        let over = self.b.ins().band(over, on);
         let cold = self.b.create_block();
         let join = self.b.create_block();
         let left = self.b.append_block_param(join, types::I8);
@@ -702,6 +793,7 @@ impl GLower<'_, '_> {
             // Only the chunks holding the guard's interval of lanes.
             let (c0, c1) = self.ls_guard_chunks(g)?;
             let len = self.kernel.blocks[x].insts.len();
+            self.ls_hoist(x, 0, len, Some(c1))?;
             self.ls_chunks_in(
                 c0,
                 c1,
@@ -716,14 +808,17 @@ impl GLower<'_, '_> {
                 },
                 |this, _| this.ls_runs(x, 0, len, true),
             )?;
+            self.ls_unhoist();
         } else {
             for &rb in &region.blocks {
                 let pc = self.plan.block_pc[rb];
                 let len = self.kernel.blocks[rb].insts.len();
+                self.ls_hoist(rb, 0, len, None)?;
                 self.ls_chunks(
                     |this, _| this.ls_at(pc),
                     |this, _| this.ls_runs(rb, 0, len, true),
                 )?;
+                self.ls_unhoist();
             }
         }
         let m = self.ls_var(|l| l.m)?;
@@ -735,7 +830,7 @@ impl GLower<'_, '_> {
     }
 
     /// Scalar value `v` (a constant or a scalar's variable).
-    fn ls_scalar_val(&mut self, v: wj::Value) -> Result<ir::Value, JitError> {
+    pub(super) fn ls_scalar_val(&mut self, v: wj::Value) -> Result<ir::Value, JitError> {
         let ty = scalar_ir_type(self.kernel.value_type(v));
         if let Some(bits) = crate::plan::const_bits(self.kernel, v) {
             let bits = if self.kernel.value_type(v) == Type::I1 {
@@ -768,21 +863,36 @@ impl GLower<'_, '_> {
         })
     }
 
-    /// Writes scalars the run reads to the slab for the chunk's active
-    /// lanes (a redo reads its operands there).
-    pub(super) fn ls_flush_scalars(&mut self, run: &crate::plan::Run) -> Result<(), JitError> {
+    /// Writes the operands the first `stop` instructions of `run` read from
+    /// outside it to the slab, for the chunk's active lanes: a redo reads
+    /// them there, and lockstep keeps a block's values (scalars,
+    /// recomputable values, other runs' results) out of it.
+    pub(super) fn ls_flush_operands(
+        &mut self,
+        run: &crate::plan::Run,
+        stop: usize,
+    ) -> Result<(), JitError> {
         if self.ls.is_none() {
             return Ok(());
         }
+        let own: std::collections::HashSet<wj::Value> = run
+            .insts
+            .iter()
+            .flat_map(|&i| self.kernel.insts[i].results.iter().copied())
+            .collect();
         let mut done = Vec::new();
-        for &i in &run.insts {
+        for &i in run.insts.iter().take(stop) {
             for &a in &self.kernel.insts[i].args.clone() {
-                if self.ls_scalar(a) && !done.contains(&a) {
-                    done.push(a);
-                    let g = self.ls_splat(a)?;
-                    let mask = self.load_mask();
-                    self.write_slab(a, &g, &mask)?;
+                if own.contains(&a)
+                    || done.contains(&a)
+                    || crate::plan::const_bits(self.kernel, a).is_some()
+                {
+                    continue;
                 }
+                done.push(a);
+                let g = self.val(a)?;
+                let mask = self.load_mask();
+                self.write_slab(a, &g, &mask)?;
             }
         }
         Ok(())
@@ -881,7 +991,11 @@ enum Sel {
 }
 
 impl Lockstep {
-    pub(crate) fn new(plan: LsPlan, b: &mut cranelift_frontend::FunctionBuilder) -> Lockstep {
+    pub(crate) fn new(
+        plan: LsPlan,
+        b: &mut cranelift_frontend::FunctionBuilder,
+        bound: Option<u64>,
+    ) -> Lockstep {
         let mut var = |ty| b.declare_var(ty);
         Lockstep {
             plan,
@@ -889,7 +1003,45 @@ impl Lockstep {
             u: var(types::I32),
             m: var(types::I32),
             limit: var(types::I32),
+            counting: var(types::I8),
+            bound,
+            spill: Default::default(),
         }
+    }
+
+    /// The values the slab must hold in lockstep: those read in another
+    /// block or across a barrier (another chunk loop). A chunk's runs of one
+    /// block share its values, and a redo writes the operands it reads
+    /// first ([`GLower::ls_flush_operands`]).
+    pub(crate) fn spills(kernel: &wj::Kernel) -> std::collections::HashSet<wj::Value> {
+        // Where each value is defined and read: (block, barriers before).
+        let mut def: HashMap<wj::Value, (wj::Block, usize)> = HashMap::new();
+        let mut uses: Vec<(wj::Value, (wj::Block, usize))> = Vec::new();
+        for (b, data) in kernel.blocks.iter() {
+            let mut k = 0;
+            for &i in &data.insts {
+                let d = &kernel.insts[i];
+                uses.extend(d.args.iter().map(|&a| (a, (b, k))));
+                def.extend(d.results.iter().map(|&r| (r, (b, k))));
+                if d.kind == InstKind::Barrier {
+                    k += 1;
+                }
+            }
+            if let Some(t) = &data.term {
+                uses.extend(t.uses().into_iter().map(|a| (a, (b, k))));
+                for c in t.calls() {
+                    uses.extend(c.args.iter().map(|&a| (a, (b, k))));
+                }
+            }
+        }
+        let mut out = std::collections::HashSet::new();
+        for (v, at) in uses {
+            if def.get(&v).is_some_and(|&d| d != at) && crate::plan::const_bits(kernel, v).is_none()
+            {
+                out.insert(v);
+            }
+        }
+        out
     }
 }
 
