@@ -682,7 +682,10 @@ impl GLower<'_, '_> {
                     let at = match sel {
                         Sel::All => None,
                         Sel::AtPc => Some(this.ls_at(this.plan.block_pc[block])?),
-                        Sel::Guard(g, taken) => Some(this.ls_guard_mask(g, taken)?),
+                        Sel::Guard(g, taken) => {
+                            let range = this.ls_guard_interval(g)?;
+                            Some(this.ls_guard_mask(g, range, taken)?)
+                        }
                     };
                     let bits = this.scratch_at(0);
                     for (k, &o) in over.iter().enumerate() {
@@ -717,34 +720,45 @@ impl GLower<'_, '_> {
     }
 
     /// The chunk's lanes whose index passes guard `g` (or, not `taken`,
-    /// fails it).
-    fn ls_guard_mask(&mut self, g: plan::Guard, taken: bool) -> Result<Gv, JitError> {
+    /// fails it), given its interval `[lo, hi)` of lane indices (i32, both
+    /// at most the slot's lanes, so signed compares are exact).
+    fn ls_guard_mask(
+        &mut self,
+        g: plan::Guard,
+        (lo, hi): (ir::Value, ir::Value),
+        taken: bool,
+    ) -> Result<Gv, JitError> {
         let c = self.chunk()?.c;
-        let bound = self.ls_scalar_val(g.bound)?;
-        let bound = self.b.ins().splat(types::I32X4, bound);
         let cv = self.b.ins().splat(types::I32X4, c);
-        let cc = int_cc(g.cc);
+        let hiv = self.b.ins().splat(types::I32X4, hi);
+        let lov = self.b.ins().splat(types::I32X4, lo);
+        let from_zero = matches!(g.cc, wj::IntCC::Ult | wj::IntCC::Ule);
         let mut out = Vec::with_capacity(self.g);
         for k in 0..self.g {
             let k4 = 4 * k as u32;
             let iota = self.vconst_i32([k4, k4 + 1, k4 + 2, k4 + 3]);
             let lid = self.b.ins().iadd(cv, iota);
-            let x = self.b.ins().icmp(cc, lid, bound);
+            let below = self.b.ins().icmp(CC::SignedGreaterThan, hiv, lid);
+            let x = if from_zero {
+                below
+            } else {
+                let before = self.b.ins().icmp(CC::SignedGreaterThan, lov, lid);
+                self.b.ins().band_not(below, before)
+            };
             out.push(if taken { x } else { self.b.ins().bnot(x) });
         }
         Ok(out)
     }
 
-    /// The chunks holding the lanes whose index passes guard `g`: the first
-    /// chunk's lane and the end of the lanes (i32), within the slot.
-    fn ls_guard_chunks(&mut self, g: plan::Guard) -> Result<(ir::Value, ir::Value), JitError> {
+    /// The interval `[lo, hi)` of lane indices that pass guard `g`, within
+    /// the slot (i32 each).
+    fn ls_guard_interval(&mut self, g: plan::Guard) -> Result<(ir::Value, ir::Value), JitError> {
         let bound = self.ls_scalar_val(g.bound)?;
         let b = self.b.ins().uextend(types::I64, bound);
         let n = self.st_load(St::N);
         let n = self.b.ins().uextend(types::I64, n);
         let zero = self.iconst(types::I64, 0);
         let b1 = self.b.ins().iadd_imm_s(b, 1);
-        // The interval [lo, hi) of lane indices, before the slot's end.
         let (lo, hi) = match g.cc {
             wj::IntCC::Ult => (zero, b),
             wj::IntCC::Ule => (zero, b1),
@@ -755,8 +769,6 @@ impl GLower<'_, '_> {
         };
         let hi = self.b.ins().umin(hi, n);
         let lo = self.b.ins().umin(lo, hi);
-        let l = super::chunk_lanes(self.g) as i64;
-        let lo = self.b.ins().band_imm_s(lo, -l);
         let lo = self.b.ins().ireduce(types::I32, lo);
         let hi = self.b.ins().ireduce(types::I32, hi);
         Ok((lo, hi))
@@ -791,15 +803,17 @@ impl GLower<'_, '_> {
         self.b.def_var(lim, room);
         if let (Some(g), &[x]) = (region.guard, &region.blocks[..]) {
             // Only the chunks holding the guard's interval of lanes.
-            let (c0, c1) = self.ls_guard_chunks(g)?;
+            let (lo, hi) = self.ls_guard_interval(g)?;
+            let l = super::chunk_lanes(self.g) as i64;
+            let c0 = self.b.ins().band_imm_s(lo, -l);
             let len = self.kernel.blocks[x].insts.len();
-            self.ls_hoist(x, 0, len, Some(c1))?;
+            self.ls_hoist(x, 0, len, Some(hi))?;
             self.ls_chunks_in(
                 c0,
-                c1,
+                hi,
                 |this, clean| {
                     let alive = this.ls_chunk_alive(clean)?;
-                    let inside = this.ls_guard_mask(g, true)?;
+                    let inside = this.ls_guard_mask(g, (lo, hi), true)?;
                     Ok(alive
                         .iter()
                         .zip(&inside)
