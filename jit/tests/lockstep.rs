@@ -423,9 +423,24 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
 
 #[test]
 fn random_lockstep_kernels_match_the_interpreter() {
-    let cases = if cfg!(debug_assertions) { 30 } else { 300 };
+    check_random(0x10c6_57e9, if cfg!(debug_assertions) { 30 } else { 300 });
+}
+
+/// More cases from another seed (`WAVEJIT_LONG_CASES`, default 3,000), for
+/// the long runs after a JIT change.
+#[test]
+#[ignore]
+fn random_lockstep_kernels_match_the_interpreter_long() {
+    let cases = std::env::var("WAVEJIT_LONG_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    check_random(0x5eed_1000, cases);
+}
+
+fn check_random(seed: u64, cases: usize) {
     let jit = Jit::new(JitConfig::default());
-    let mut rng = Rng(0x10c6_57e9);
+    let mut rng = Rng(seed);
     let mut lockstep = 0;
     for n in 0..cases {
         let (text, d, rw, ro) = random_case(&mut rng);
