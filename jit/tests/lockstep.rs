@@ -146,9 +146,16 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
     let gid = g.v(format!("iadd.i32 v{base}, v{lid}"));
     let two = g.c32(2);
     let own = g.v(format!("shl.i32 v{lid}, v{two}"));
-    // A scalar uniform value.
+    // A scalar uniform value: from the uniforms (past their end now and
+    // then: every lane faults there) or the workgroup id.
     let one = g.c32(1);
-    let uni = g.v(format!("iadd.i32 v{wid}, v{one}"));
+    let uni = if rng.chance(40) {
+        let off = if rng.chance(10) { 16 } else { 4 * rng.below(4) };
+        let o = g.c32(off);
+        g.v(format!("load.uniform.i32 v{o}"))
+    } else {
+        g.v(format!("iadd.i32 v{wid}, v{one}"))
+    };
     // Epoch 0: global loads only (some past the buffer: faults).
     let w = g.v(format!("zext.i32.i64 v{gid}"));
     let four = g.v("const.i64 4");
@@ -392,6 +399,9 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
     let _ = g.wg;
     let mut d = Dispatch::new([groups as u32, 1, 1], [wg as u32, 1, 1]);
     d.wave_size = [4, 8, 16, 32][rng.below(4) as usize];
+    d.uniforms = (0..4u32)
+        .flat_map(|k| ((rng.below(2 * wg) as u32) + k).to_le_bytes())
+        .collect();
     if rng.chance(20) {
         d.step_limit = 3 + rng.below(40);
     }

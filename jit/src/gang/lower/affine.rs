@@ -368,7 +368,7 @@ impl GLower<'_, '_> {
     /// range, the loading instruction has faulted every lane (the address is
     /// the same for all), so any value will do: the context's first word is
     /// read instead of memory past the uniforms.
-    fn scalar_uniform(
+    pub(super) fn scalar_uniform(
         &mut self,
         a: &wj::MemAccess,
         offset: u64,

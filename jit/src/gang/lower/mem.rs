@@ -163,15 +163,29 @@ impl GLower<'_, '_> {
         self.b.set_cold_block(slow);
         let p = self.branch_contiguous(inst, a.space, args[0], true, extra, fast_block, slow)?;
         self.b.switch_to_block(fast_block);
-        for (k, &x) in vals.iter().enumerate() {
-            let x = self.i32x4_of(x);
-            let y = if a.space == AddrSpace::Shared {
+        let xs: Vec<ir::Value> = vals.iter().map(|&x| self.i32x4_of(x)).collect();
+        if a.space == AddrSpace::Shared {
+            // Inactive lanes keep their words; a chunk with every lane
+            // active just stores.
+            let all = self.all_active(&mask);
+            let whole = self.b.create_block();
+            let part = self.b.create_block();
+            self.b.ins().brif(all, whole, &[], part, &[]);
+            self.b.switch_to_block(whole);
+            for (k, &x) in xs.iter().enumerate() {
+                self.b.ins().store(guest(), x, p, 16 * k as i32);
+            }
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(part);
+            for (k, &x) in xs.iter().enumerate() {
                 let old = self.b.ins().load(types::I32X4, guest(), p, 16 * k as i32);
-                self.b.ins().bitselect(mask[k], x, old)
-            } else {
-                x
-            };
-            self.b.ins().store(guest(), y, p, 16 * k as i32);
+                let y = self.b.ins().bitselect(mask[k], x, old);
+                self.b.ins().store(guest(), y, p, 16 * k as i32);
+            }
+        } else {
+            for (k, &x) in xs.iter().enumerate() {
+                self.b.ins().store(guest(), x, p, 16 * k as i32);
+            }
         }
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(slow);
@@ -634,6 +648,8 @@ impl GLower<'_, '_> {
     ) -> Result<HashMap<wj::Inst, (ir::Value, ir::Value)>, JitError> {
         let mut out = HashMap::new();
         let mut bytes = None;
+        // One test per shared address (its loads and stores share it).
+        let mut shared: HashMap<wj::Value, (ir::Value, ir::Value)> = HashMap::new();
         for &i in insts {
             let data = &self.kernel.insts[i];
             let (write, a) = match &data.kind {
@@ -645,6 +661,12 @@ impl GLower<'_, '_> {
             let Some(&(aw, cond)) = self.wave_scalars.get(&data.args[0]) else {
                 continue;
             };
+            if space == AddrSpace::Shared
+                && let Some(&t) = shared.get(&data.args[0])
+            {
+                out.insert(i, t);
+                continue;
+            }
             let bytes = match bytes {
                 Some(b) => b,
                 None => {
@@ -667,6 +689,9 @@ impl GLower<'_, '_> {
             let mut ok = self.b.ins().band(aligned, inside);
             if let Some(c) = cond {
                 ok = self.b.ins().band(ok, c);
+            }
+            if space == AddrSpace::Shared {
+                shared.insert(data.args[0], (ok, host));
             }
             out.insert(i, (ok, host));
         }

@@ -329,7 +329,7 @@ impl GLower<'_, '_> {
         // Scalars first: pure, and their operands are scalars defined before.
         for &i in &data.insts[from..end] {
             if matches!(self.kernel.insts[i].results[..], [r] if self.ls_scalar(r)) {
-                self.ls_scalar_inst(i)?;
+                self.ls_scalar_inst(i, slot_next)?;
             }
         }
         let term = data
@@ -912,8 +912,9 @@ impl GLower<'_, '_> {
         Ok(())
     }
 
-    /// Computes scalar instruction `i`.
-    fn ls_scalar_inst(&mut self, i: wj::Inst) -> Result<(), JitError> {
+    /// Computes scalar instruction `i` (a uniform load out of range faults
+    /// every live lane of the slot, which then goes to `slot_next`).
+    fn ls_scalar_inst(&mut self, i: wj::Inst, slot_next: ir::Block) -> Result<(), JitError> {
         let data = self.kernel.insts[i].clone();
         let [r] = data.results[..] else {
             return Err(JitError::Malformed("lockstep scalar results"));
@@ -973,6 +974,36 @@ impl GLower<'_, '_> {
             InstKind::Select => {
                 let (c, a, b) = (arg(self, 0)?, arg(self, 1)?, arg(self, 2)?);
                 self.b.ins().select(c, a, b)
+            }
+            InstKind::Load(a) => {
+                let offset = crate::plan::const_bits(self.kernel, data.args[0])
+                    .ok_or(JitError::Malformed("lockstep uniform load"))?;
+                let st = scalar_ir_type(rty);
+                let x = self.scalar_uniform(a, offset, st)?;
+                let end = offset + u64::from(a.total_bytes());
+                let len = self.ctx_load(types::I64, off::UNIFORMS_LEN);
+                let short = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(CC::UnsignedLessThan, len, end as i64);
+                let cold = self.b.create_block();
+                let go = self.b.create_block();
+                self.b.set_cold_block(cold);
+                self.b.ins().brif(short, cold, &[], go, &[]);
+                self.b.switch_to_block(cold);
+                self.clear_chunk_values();
+                // Each live lane faults as the load would make it.
+                self.ls_chunks(
+                    |this, clean| this.ls_chunk_alive(clean),
+                    |this, _| {
+                        this.call_chunk_helper(i, crate::gang::helpers::wj_gang_access as *const ())
+                            .map(|_| ())
+                    },
+                )?;
+                self.b.ins().jump(slot_next, &[]);
+                self.b.switch_to_block(go);
+                self.clear_chunk_values();
+                x
             }
             InstKind::Cast { op, to } => {
                 let a = arg(self, 0)?;

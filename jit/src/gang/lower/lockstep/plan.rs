@@ -403,6 +403,18 @@ fn supported(kernel: &Kernel, kind: &InstKind, args: &[Value], r: Value) -> bool
         }
         InstKind::Icmp(_) => matches!(arg_ty(0), Some(Type::I32 | Type::I64)),
         InstKind::Select => arg_ty(0) == Some(Type::I1),
+        // At a constant offset (the lowering tests the range and faults
+        // every live lane when it is out of it, as each lane would).
+        InstKind::Load(a) => {
+            a.space == wavejit_ir::AddrSpace::Uniform
+                && a.count == 1
+                && u32::from(a.bits) == ty.bits()
+                && matches!(ty, Type::I32 | Type::I64)
+                && args
+                    .first()
+                    .and_then(|&v| crate::plan::const_bits(kernel, v))
+                    .is_some_and(|o| o < 1 << 30)
+        }
         InstKind::Cast { op, to } => matches!(
             (op, arg_ty(0), to),
             (CastOp::Zext | CastOp::Sext, Some(Type::I32), Type::I64)
