@@ -488,3 +488,50 @@ fn the_bench_reduction_runs_in_lockstep() {
         assert!(c.gang_lockstep(), "reduce is not in lockstep at {tier:?}");
     }
 }
+
+/// A loop whose exit diverges (lane `l` leaves after `l % 4` rounds), then
+/// a barrier every live lane reaches: the waves commute, but the loop's
+/// lanes run different iterations, which lockstep does not take; the
+/// scheduled core runs it, exactly.
+#[test]
+fn a_loop_whose_exit_diverges_stays_on_the_scheduled_core() {
+    let k = parse(&format!(
+        "kernel @loop shared 64 private 0 {{
+block0:
+  v0 = local_index
+  v1 = const.i32 3
+  v2 = and.i32 v0, v1
+  v3 = const.i32 0
+  jump block1(v3)
+
+block1(v4: i32):
+  v5 = icmp.ult.i32 v4, v2
+  br v5, block2, block3
+
+block2:
+  v6 = const.i32 1
+  v7 = iadd.i32 v4, v6
+  jump block1(v7)
+
+block3:
+  barrier
+  v8 = zext.i32.i64 v0
+  v9 = const.i64 4
+  v10 = imul.i64 v8, v9
+  v11 = const.i64 {BUF}
+  v12 = iadd.i64 v11, v10
+  store.global.i32 v12, v4
+  exit
+}}
+"
+    ));
+    let jit = Jit::new(JitConfig {
+        core: wavejit_jit::Core::Gang,
+        ..JitConfig::default()
+    });
+    let c = jit.compile_at(&k, 256, Tier::Optimized).expect("compiles");
+    assert!(c.is_gang() && !c.gang_lockstep());
+    let d = Dispatch::new([2, 1, 1], [16, 1, 1]);
+    let out = compare(&k, &d, &vec![0; 256], &[0; 16]);
+    assert_eq!(support::u32s(&out.memory)[..8], [0, 1, 2, 3, 0, 1, 2, 3]);
+}

@@ -87,6 +87,11 @@ impl LsPlan {
         let pc = |b: Block| plan.block_pc[b];
         let mut regions = HashMap::new();
         for r in uni.regions() {
+            if r.blocks.contains(&r.branch) {
+                // A loop whose exit diverges: its lanes run different
+                // iterations (the scheduled core's work).
+                return Err("a loop whose exit diverges".into());
+            }
             if in_region[r.branch] {
                 continue;
             }
@@ -146,6 +151,11 @@ impl LsPlan {
             nodes: Vec::new(),
         };
         lp.nodes_of(kernel)?;
+        if let Some(&(b, _)) = lp.nodes.iter().find(|(b, _)| lp.in_region[*b]) {
+            // Reached outside every region's own order (defensive: the
+            // region checks above should make this impossible).
+            return Err(format!("{b} is both in a region and outside them"));
+        }
         Ok(lp)
     }
 
