@@ -535,3 +535,35 @@ block3:
     let out = compare(&k, &d, &vec![0; 256], &[0; 16]);
     assert_eq!(support::u32s(&out.memory)[..8], [0, 1, 2, 3, 0, 1, 2, 3]);
 }
+
+/// A step limit of 0 faults every lane at the entry: nothing is stored
+/// (the entry block stores before any edge could count a step).
+#[test]
+fn a_step_limit_of_zero_runs_nothing() {
+    let k = parse(&format!(
+        "kernel @first shared 64 private 0 {{
+block0:
+  v0 = local_index
+  v1 = zext.i32.i64 v0
+  v2 = const.i64 4
+  v3 = imul.i64 v1, v2
+  v4 = const.i64 {BUF}
+  v5 = iadd.i64 v4, v3
+  v6 = const.i32 7
+  store.global.i32 v5, v6
+  barrier
+  exit
+}}
+"
+    ));
+    let jit = Jit::new(JitConfig {
+        core: wavejit_jit::Core::Gang,
+        ..JitConfig::default()
+    });
+    let c = jit.compile_at(&k, 256, Tier::Optimized).expect("compiles");
+    assert!(c.gang_lockstep());
+    let mut d = Dispatch::new([2, 1, 1], [16, 1, 1]);
+    d.step_limit = 0;
+    let out = compare(&k, &d, &[0; 128], &[0; 16]);
+    assert!(out.fault.is_some() && out.memory.iter().all(|&b| b == 0));
+}

@@ -104,7 +104,10 @@ impl GLower<'_, '_> {
         let slot_next = self.b.create_block();
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
-        self.b.ins().jump(slot_head, &[]);
+        // A step limit of 0 faults every lane at the entry (the runner
+        // records it): nothing runs.
+        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        self.b.ins().brif(limit, slot_head, &[], ret, &[]);
 
         let blocks: HashMap<Start, ir::Block> =
             nodes.iter().map(|&n| (n, self.b.create_block())).collect();
