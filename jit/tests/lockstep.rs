@@ -176,59 +176,39 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
             // A tree reduction: a uniform loop with a barrier per level
             // (plain: the sums only in shared memory, so no block takes a
             // lane's value as a parameter).
-            0 if rng.chance(50) => {
-                let mut s0 = 1;
-                while s0 * 2 <= wg / 2 {
-                    s0 *= 2;
-                }
-                let s0 = g.c32(s0);
-                let h = g.new_block();
-                let body = g.new_block();
-                let j = g.new_block();
-                let x = g.new_block();
-                let sh = g.next;
-                g.next += 1;
-                g.line(format!("jump block{h}(v{s0})"));
-                g.t.push_str(&format!("\nblock{h}(v{sh}: i32):\n"));
-                g.line("barrier");
-                let c = g.v(format!("icmp.ult.i32 v{lid}, v{sh}"));
-                g.line(format!("br v{c}, block{body}, block{j}"));
-                g.t.push_str(&format!("\nblock{body}:\n"));
-                let up = g.v(format!("iadd.i32 v{lid}, v{sh}"));
-                let ua = g.v(format!("shl.i32 v{up}, v{two}"));
-                let y = g.v(format!("load.shared.i32 v{ua}"));
-                let mine = g.v(format!("load.shared.i32 v{own}"));
-                let sum = g.v(format!("iadd.i32 v{mine}, v{y}"));
-                g.line(format!("store.shared.i32 v{own}, v{sum}"));
-                g.line(format!("jump block{j}"));
-                g.t.push_str(&format!("\nblock{j}:\n"));
-                let one = g.c32(1);
-                let s2 = g.v(format!("ushr.i32 v{sh}, v{one}"));
-                let zero = g.c32(0);
-                let nz = g.v(format!("icmp.ne.i32 v{s2}, v{zero}"));
-                g.line(format!("br v{nz}, block{h}(v{s2}), block{x}"));
-                g.t.push_str(&format!("\nblock{x}:\n"));
-            }
             0 => {
+                let plain = rng.chance(50);
                 let mut s0 = 1;
                 while s0 * 2 <= wg / 2 {
                     s0 *= 2;
                 }
                 let s0 = g.c32(s0);
-                let h = g.new_block();
-                let body = g.new_block();
-                let j = g.new_block();
-                let x = g.new_block();
+                let [h, body, j, x] = [(); 4].map(|_| g.new_block());
                 let sh = g.next;
                 g.next += 1;
-                g.line(format!("jump block{h}(v{s0}, v{}, v{})", acc.a, acc.f));
-                g.t.push_str(&format!("\nblock{h}(v{sh}: i32, "));
+                // The loop carries the level, and unless plain the lane's
+                // values.
                 let (ha, hf) = (g.next, g.next + 1);
-                g.next += 2;
-                g.t.push_str(&format!("v{ha}: i32, v{hf}: f32):\n"));
+                if plain {
+                    g.line(format!("jump block{h}(v{s0})"));
+                    g.t.push_str(&format!("\nblock{h}(v{sh}: i32):\n"));
+                } else {
+                    g.next += 2;
+                    g.line(format!("jump block{h}(v{s0}, v{}, v{})", acc.a, acc.f));
+                    g.t.push_str(&format!(
+                        "\nblock{h}(v{sh}: i32, v{ha}: i32, v{hf}: f32):\n"
+                    ));
+                }
                 g.line("barrier");
                 let c = g.v(format!("icmp.ult.i32 v{lid}, v{sh}"));
-                g.line(format!("br v{c}, block{body}, block{j}(v{ha}, v{hf})"));
+                let carried = |a: usize, f: usize| {
+                    if plain {
+                        String::new()
+                    } else {
+                        format!("(v{a}, v{f})")
+                    }
+                };
+                g.line(format!("br v{c}, block{body}, block{j}{}", carried(ha, hf)));
                 g.t.push_str(&format!("\nblock{body}:\n"));
                 let up = g.v(format!("iadd.i32 v{lid}, v{sh}"));
                 let ua = g.v(format!("shl.i32 v{up}, v{two}"));
@@ -236,19 +216,35 @@ fn random_case(rng: &mut Rng) -> (String, Dispatch, Vec<u8>, Vec<u8>) {
                 let mine = g.v(format!("load.shared.i32 v{own}"));
                 let sum = g.v(format!("iadd.i32 v{mine}, v{y}"));
                 g.line(format!("store.shared.i32 v{own}, v{sum}"));
-                let fy = g.v(format!("bitcast.i32.f32 v{y}"));
-                let fs = g.v(format!("fadd.f32 v{hf}, v{fy}"));
-                g.line(format!("jump block{j}(v{sum}, v{fs})"));
-                let ja = g.open(j);
+                let (ja, jf) = if plain {
+                    g.line(format!("jump block{j}"));
+                    g.t.push_str(&format!("\nblock{j}:\n"));
+                    (0, 0)
+                } else {
+                    let fy = g.v(format!("bitcast.i32.f32 v{y}"));
+                    let fs = g.v(format!("fadd.f32 v{hf}, v{fy}"));
+                    g.line(format!("jump block{j}(v{sum}, v{fs})"));
+                    let ja = g.open(j);
+                    (ja.a, ja.f)
+                };
                 let one = g.c32(1);
                 let s2 = g.v(format!("ushr.i32 v{sh}, v{one}"));
                 let zero = g.c32(0);
                 let nz = g.v(format!("icmp.ne.i32 v{s2}, v{zero}"));
+                let back = if plain {
+                    format!("(v{s2})")
+                } else {
+                    format!("(v{s2}, v{ja}, v{jf})")
+                };
                 g.line(format!(
-                    "br v{nz}, block{h}(v{s2}, v{}, v{}), block{x}(v{}, v{})",
-                    ja.a, ja.f, ja.a, ja.f
+                    "br v{nz}, block{h}{back}, block{x}{}",
+                    carried(ja, jf)
                 ));
-                acc = g.open(x);
+                if plain {
+                    g.t.push_str(&format!("\nblock{x}:\n"));
+                } else {
+                    acc = g.open(x);
+                }
             }
             // Own shared slot, lane arithmetic.
             1 => {

@@ -35,7 +35,25 @@ impl GLower<'_, '_> {
         for ((m, call), vals) in edges.iter().zip(&args) {
             self.write_edge_args(m, call, vals)?;
         }
-        // New pcs: each edge's target where its mask holds.
+        self.set_edge_pcs(&edges)?;
+        if self.defers {
+            // A deferring segment's edge is one step of the whole wave.
+            let dfr = self.st_load(super::St::Deferring);
+            let count = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.ins().brif(dfr, done, &[], count, &[]);
+            self.b.switch_to_block(count);
+            self.cold(|this| this.count_steps(&edges))?;
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(done);
+        } else {
+            self.count_steps(&edges)?;
+        }
+        self.note_edges(&term, &edges)
+    }
+
+    /// New pcs: each edge's target where its mask holds.
+    pub(super) fn set_edge_pcs(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
         let targets: Vec<ir::Value> = edges
             .iter()
             .map(|(_, call)| self.splat(i64::from(self.plan.block_pc[call.block]), false))
@@ -52,21 +70,7 @@ impl GLower<'_, '_> {
                 x = this.b.ins().bitselect(m[k], t, x);
             }
             Ok(x)
-        })?;
-        if self.defers {
-            // A deferring segment's edge is one step of the whole wave.
-            let dfr = self.st_load(super::St::Deferring);
-            let count = self.b.create_block();
-            let done = self.b.create_block();
-            self.b.ins().brif(dfr, done, &[], count, &[]);
-            self.b.switch_to_block(count);
-            self.cold(|this| this.count_steps(&edges))?;
-            self.b.ins().jump(done, &[]);
-            self.b.switch_to_block(done);
-        } else {
-            self.count_steps(&edges)?;
-        }
-        self.note_edges(&term, &edges)
+        })
     }
 
     /// (edge mask, call) of every edge of `term` under `mask` (none for an exit).

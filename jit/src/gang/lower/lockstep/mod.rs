@@ -524,27 +524,9 @@ impl GLower<'_, '_> {
         let edges = self.edges(&term, &mask)?;
         self.ls_lane_args(&edges)?;
         if self.ls_ref()?.plan.regions.contains_key(&b) {
-            self.ls_set_pcs(&edges)?;
+            self.set_edge_pcs(&edges)?;
         }
         Ok(())
-    }
-
-    /// Each lane's pc: its edge's target.
-    fn ls_set_pcs(&mut self, edges: &[(Gv, BlockCall)]) -> Result<(), JitError> {
-        let targets: Vec<ir::Value> = edges
-            .iter()
-            .map(|(_, call)| self.splat(i64::from(self.plan.block_pc[call.block]), false))
-            .collect();
-        self.set_pcs(|this, k| {
-            let Some((&last, rest)) = targets.split_last() else {
-                return Err(JitError::Malformed("terminator without edges"));
-            };
-            let mut x = last;
-            for ((m, _), &t) in edges.iter().zip(rest) {
-                x = this.b.ins().bitselect(m[k], t, x);
-            }
-            Ok(x)
-        })
     }
 
     /// Writes the arguments of every edge into the target parameters the
@@ -584,7 +566,7 @@ impl GLower<'_, '_> {
             .iter()
             .any(|(_, c)| self.ls_ref().is_ok_and(|l| l.plan.in_region[c.block]))
         {
-            self.ls_set_pcs(&edges)?;
+            self.set_edge_pcs(&edges)?;
         }
         // Only while a lane could reach the limit.
         let counting = self.ls_var(|l| l.counting)?;
