@@ -187,12 +187,7 @@ impl GLower<'_, '_> {
                 self.b.ins().store(guest(), x, p, 16 * k as i32);
             }
         }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(slow);
-        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
-        Ok(())
+        self.store_slow_path(inst, slow, join)
     }
 
     /// A word load whose address every lane of the chunk shares (stride 0:
@@ -250,12 +245,7 @@ impl GLower<'_, '_> {
         let last = self.i32x4_of(last);
         let x = self.b.ins().extractlane(last, 3);
         self.b.ins().store(guest(), x, p, 0);
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(slow);
-        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
-        Ok(())
+        self.store_slow_path(inst, slow, join)
     }
 
     /// A global word store whose address every lane of the chunk shares
@@ -310,6 +300,17 @@ impl GLower<'_, '_> {
         let q = self.b.ins().iadd(at, offs);
         let x = self.b.ins().load(types::I32, MemFlagsData::trusted(), q, 0);
         self.b.ins().store(guest(), x, p, 0);
+        self.store_slow_path(inst, slow, join)
+    }
+
+    /// Ends a store's fast path: the slow path stores lane by lane through
+    /// the helper (and records its faults), and both continue at `join`.
+    fn store_slow_path(
+        &mut self,
+        inst: wj::Inst,
+        slow: ir::Block,
+        join: ir::Block,
+    ) -> Result<(), JitError> {
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(slow);
         self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
@@ -429,12 +430,7 @@ impl GLower<'_, '_> {
                     .store(guest(), v, p, 64 * k as i32 + 16 * j as i32);
             }
         }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(slow);
-        self.cold(|this| this.call_chunk_helper(inst, wj_gang_access as *const ()))?;
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
-        Ok(())
+        self.store_slow_path(inst, slow, join)
     }
 
     /// The 4x4 transpose of four `I32X4` rows (its own inverse): lane j of
