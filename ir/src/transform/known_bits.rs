@@ -187,29 +187,39 @@ fn analyze(kernel: &Kernel, shape: Option<&DispatchShape>) -> SecondaryMap<Value
         k[v] = Known::at_most(full);
     }
     for _ in 0..MAX_ROUNDS {
-        let mut changed = false;
-        for block in kernel.blocks.values() {
-            for &inst in &block.insts {
-                let data = &kernel.insts[inst];
-                let &[r] = data.results.as_slice() else {
-                    continue;
-                };
-                let ty = kernel.value_type(r);
-                if !ty.is_int() {
-                    continue;
-                }
-                let new = inst_known(kernel, inst, &k, shape).and(k[r]);
-                if new != k[r] {
-                    k[r] = new;
-                    changed = true;
-                }
-            }
-        }
-        if !changed {
+        if !refine_results(kernel, &mut k, shape) {
             break;
         }
     }
     k
+}
+
+/// One round over every integer instruction result: what its operands now
+/// say, intersected with what was known (sound every round). Returns
+/// whether anything changed.
+fn refine_results(
+    kernel: &Kernel,
+    k: &mut SecondaryMap<Value, Known>,
+    shape: Option<&DispatchShape>,
+) -> bool {
+    let mut changed = false;
+    for block in kernel.blocks.values() {
+        for &inst in &block.insts {
+            let data = &kernel.insts[inst];
+            let &[r] = data.results.as_slice() else {
+                continue;
+            };
+            if !kernel.value_type(r).is_int() {
+                continue;
+            }
+            let new = inst_known(kernel, inst, k, shape).and(k[r]);
+            if new != k[r] {
+                k[r] = new;
+                changed = true;
+            }
+        }
+    }
+    changed
 }
 
 /// An unsigned upper bound of every integer value of `kernel` in every lane
@@ -254,21 +264,8 @@ pub fn value_bounds(kernel: &Kernel) -> SecondaryMap<Value, u64> {
                     changed = true;
                 }
             }
-            for &inst in &block.insts {
-                let data = &kernel.insts[inst];
-                let &[r] = data.results.as_slice() else {
-                    continue;
-                };
-                if !kernel.value_type(r).is_int() {
-                    continue;
-                }
-                let new = inst_known(kernel, inst, &k, None).and(k[r]);
-                if new != k[r] {
-                    k[r] = new;
-                    changed = true;
-                }
-            }
         }
+        changed |= refine_results(kernel, &mut k, None);
         if !changed {
             break;
         }
