@@ -125,9 +125,10 @@ fn run_batches<R: Batches>(
     // A worker claims up to 64 consecutive batches at a time (still in
     // increasing order, each checked against `stop`; at least 8 claims per
     // thread): neighbouring batches stream neighbouring memory, which the
-    // compiled code prefetches ahead of itself; single batches alternating
-    // between threads would prefetch the other thread's lines (saxpy on two
-    // threads: 2.5 ms with 1 batch per claim, about 2.1 with 16, 1.7 with 64).
+    // processor's prefetchers follow; single batches alternating between
+    // threads would break each thread's streams (saxpy on two threads,
+    // measured with the software prefetch since removed: 2.5 ms with 1 batch
+    // per claim, about 2.1 with 16, 1.7 with 64).
     let claim = (batches / (threads as u64 * 8)).clamp(1, 64);
     let worker = || {
         let mut runner = make();

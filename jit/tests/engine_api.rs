@@ -190,3 +190,32 @@ fn kernels_tier_up_after_enough_lanes() {
         "run compiled again after compile_for"
     );
 }
+
+#[test]
+fn a_batch_holds_whole_workgroups_within_the_memory_bound() {
+    let jit = Jit::new(JitConfig {
+        batch_lanes: 512,
+        ..config(0)
+    });
+    let mut k = kernel(3);
+    let d = Dispatch::new([64, 1, 1], [32, 1, 1]);
+    // Sixteen workgroups of 32 lanes when memory does not limit them.
+    assert_eq!(jit.batch_lanes_for(&k, &d), 512);
+    // 1 MiB of shared memory each: 256 of them would fit, 16 are asked for.
+    k.shared_size = 1 << 20;
+    assert_eq!(jit.batch_lanes_for(&k, &d), 512);
+    // 64 KiB of private memory per lane: 2 MiB + 1 MiB per workgroup, so
+    // 85 would fit in 256 MiB; still 16.
+    k.private_size = 64 << 10;
+    assert_eq!(jit.batch_lanes_for(&k, &d), 512);
+    // 1 MiB per lane: 33 MiB per workgroup, 7 of them fit.
+    k.private_size = 1 << 20;
+    assert_eq!(jit.batch_lanes_for(&k, &d), 7 * 32);
+    // A workgroup over the bound by itself still runs, alone.
+    let wide = Dispatch::new([2, 1, 1], [512, 1, 1]);
+    assert_eq!(jit.batch_lanes_for(&k, &wide), 512);
+    // A workgroup wider than the batch width is one batch.
+    let wider = Dispatch::new([2, 1, 1], [1024, 1, 1]);
+    k.private_size = 0;
+    assert_eq!(jit.batch_lanes_for(&k, &wider), 1024);
+}

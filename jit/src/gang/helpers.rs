@@ -553,28 +553,3 @@ fn redo_builtin(
         B::WaveSize => d.wave_size,
     }
 }
-
-/// Asks the caches for `bytes` bytes at each nonzero host address `a`, `b`,
-/// `c` (a wave's contiguous streams some waves ahead: the compiled loop is
-/// too long for the processor to keep enough misses in flight by itself).
-/// A prefetch never faults, so the addresses need not be mapped.
-pub extern "C" fn wj_gang_prefetch(a: u64, b: u64, c: u64, bytes: u64) {
-    #[cfg(target_arch = "x86_64")]
-    for p in [a, b, c] {
-        if p == 0 {
-            continue;
-        }
-        let mut off = 0;
-        while off < bytes.min(4096) {
-            // SAFETY: prefetching reads nothing and cannot fault.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    p.wrapping_add(off) as *const i8,
-                );
-            }
-            off += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (a, b, c, bytes);
-}

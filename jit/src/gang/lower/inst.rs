@@ -668,7 +668,18 @@ impl GLower<'_, '_> {
                     .collect()
             }
             NanMode::Propagate => {
-                if fresh_nan {
+                if fresh_nan && self.converged && !self.no_redo {
+                    // A converged chunk's notes only ask whether to redo it
+                    // (no lane masks them): one unordered compare tests two
+                    // vectors.
+                    for (k, pair) in r.chunks(2).enumerate() {
+                        let a = self.f32x4_of(pair[0]);
+                        let b = self.f32x4_of(pair[pair.len() - 1]);
+                        let nan = self.b.ins().fcmp(FCC::Unordered, a, b);
+                        let nan = self.i32x4_of(nan);
+                        note(self, 2 * k, nan);
+                    }
+                } else if fresh_nan {
                     for (k, &v) in r.iter().enumerate() {
                         let f = self.f32x4_of(v);
                         let nan = self.b.ins().fcmp(FCC::Unordered, f, f);

@@ -141,14 +141,20 @@ impl GLower<'_, '_> {
             let all = if self.converged {
                 // Every lane of the chunk exists and none has faulted in
                 // the batch: all active.
-                let c = self.chunk()?.c;
-                let n = self.st_load(St::N);
-                let left = self.b.ins().isub(n, c);
-                let full = self.b.ins().icmp_imm_u(
-                    CC::UnsignedGreaterThanOrEqual,
-                    left,
-                    chunk_lanes(self.g) as i64,
-                );
+                let ch = self.chunk()?;
+                let full = match ch.whole {
+                    Some(w) => w,
+                    None => {
+                        let c = ch.c;
+                        let n = self.st_load(St::N);
+                        let left = self.b.ins().isub(n, c);
+                        self.b.ins().icmp_imm_u(
+                            CC::UnsignedGreaterThanOrEqual,
+                            left,
+                            chunk_lanes(self.g) as i64,
+                        )
+                    }
+                };
                 let faulted = self.ctx_load(types::I32, off::FAULTED);
                 let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
                 self.b.ins().band(full, clean)
@@ -748,74 +754,6 @@ impl GLower<'_, '_> {
         }
         let same = same.ok_or(JitError::Malformed("empty chunk"))?;
         Ok((a0, self.b.ins().vall_true(same)))
-    }
-
-    /// Asks the caches for the lines of the contiguous global accesses among
-    /// `insts` a few workgroups ahead, once per workgroup (at its first wave:
-    /// a call per wave cost more than it saved), through each site's cached
-    /// region (nothing when the address is outside it), at most three
-    /// streams. The compiled chunk loop is too long for the processor to keep
-    /// enough misses in flight by itself: measured on saxpy over 16 MiB
-    /// buffers, 12 ms without, 5 ms with (the same as with the data in cache).
-    pub(super) fn prefetch_streams(&mut self, insts: &[wj::Inst]) -> Result<(), JitError> {
-        /// At least this far ahead of the wave's first lane.
-        const AHEAD: i64 = 2048;
-        let sites: Vec<(wj::Inst, ir::Value)> = insts
-            .iter()
-            .filter_map(|&i| {
-                let data = &self.kernel.insts[i];
-                let (wj::InstKind::Load(a) | wj::InstKind::Store(a)) = &data.kind else {
-                    return None;
-                };
-                let &(aw, _) = self.wave_scalars.get(&data.args[0])?;
-                (a.space == AddrSpace::Global).then_some((i, aw))
-            })
-            .take(3)
-            .collect();
-        if sites.is_empty() {
-            return Ok(());
-        }
-        let lo = self.st_load(St::Lo);
-        let first = self.b.ins().icmp_imm_s(CC::Equal, lo, 0);
-        let go = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.ins().brif(first, go, &[], done, &[]);
-        self.b.switch_to_block(go);
-        let wgl = self.ctx_load(types::I32, off::WG_LANES);
-        let wgl = self.b.ins().uextend(types::I64, wgl);
-        let bytes = self.b.ins().ishl_imm_s(wgl, 2);
-        // Two workgroups ahead, and at least AHEAD.
-        let two = self.b.ins().ishl_imm_s(bytes, 1);
-        let min = self.iconst(types::I64, AHEAD);
-        let ahead = self.b.ins().umax(two, min);
-        let tr = MemFlagsData::trusted();
-        let mut ptrs = Vec::new();
-        for (i, aw) in sites {
-            let site = self.plan.gc_site[i];
-            let gc = self.ctx_load(types::I64, off::GC);
-            let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
-            let start = self.b.ins().load(types::I64, tr, entry, goff::GC_START);
-            let len = self.b.ins().load(types::I64, tr, entry, goff::GC_LEN);
-            let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
-            let at = self.b.ins().iadd(aw, ahead);
-            let offset = self.b.ins().isub(at, start);
-            let inside = self.b.ins().icmp(CC::UnsignedLessThan, offset, len);
-            let p = self.b.ins().iadd(host, offset);
-            let zero = self.iconst(types::I64, 0);
-            ptrs.push(self.b.ins().select(inside, p, zero));
-        }
-        while ptrs.len() < 3 {
-            ptrs.push(self.iconst(types::I64, 0));
-        }
-        let f = self.iconst(
-            types::I64,
-            crate::gang::helpers::wj_gang_prefetch as *const () as i64,
-        );
-        let call_args = [ptrs[0], ptrs[1], ptrs[2], bytes];
-        self.call_helper(super::Helper::Prefetch, f, &call_args);
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
-        Ok(())
     }
 
     /// Loads the 32- and 64-bit uniform words at constant offsets among

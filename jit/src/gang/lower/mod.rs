@@ -49,8 +49,6 @@ pub(super) enum Helper {
     Wave,
     /// `(ctx, seg, run, lane0, mask)`: `wj_gang_redo`.
     Redo,
-    /// `(a, b, c, bytes)`: `wj_gang_prefetch`.
-    Prefetch,
 }
 
 /// Scheduler state kept in a stack slot (read where needed rather than held
@@ -116,6 +114,9 @@ pub(super) struct Chunk {
     c: ir::Value,
     /// Every lane of the chunk that exists is active (i8), when tracked.
     full: Option<ir::Value>,
+    /// A converged wave's chunk has all its lanes (i8: not the wave's
+    /// partial last chunk).
+    whole: Option<ir::Value>,
 }
 
 pub(crate) struct GLower<'a, 'b> {
@@ -133,7 +134,7 @@ pub(crate) struct GLower<'a, 'b> {
     /// slot rather than SSA values, so helpers that fault lanes clear them in
     /// place and no cold path needs a join for the mask.
     mask_slot: ir::StackSlot,
-    sigs: [Option<ir::SigRef>; 5],
+    sigs: [Option<ir::SigRef>; 4],
     call_conv: cranelift_codegen::isa::CallConv,
     /// The register-preserving trampolines for helpers of 4 and 5 arguments.
     tramps: [ir::FuncRef; 2],
@@ -170,8 +171,6 @@ pub(crate) struct GLower<'a, 'b> {
     wave_scalars: HashMap<wj::Value, affine::Scalar>,
     /// The current segment's wave-level memory tests (`mem::wave_sites`).
     wave_sites: HashMap<wj::Inst, (ir::Value, ir::Value)>,
-    /// Blocks on a cycle of the CFG.
-    in_cycle: HashSet<wj::Block>,
     /// Values computed where first read ([`lazy_values`]).
     lazy: HashSet<wj::Value>,
     /// Emitting a chunk loop for a converged wave ([`St::Conv`]): masks
@@ -268,32 +267,6 @@ fn lazy_values(
             return lazy;
         }
     }
-}
-
-/// The blocks of `kernel` that can reach themselves.
-fn blocks_in_cycles(kernel: &Kernel) -> HashSet<wj::Block> {
-    let succ = |b: wj::Block| -> Vec<wj::Block> {
-        kernel.blocks[b]
-            .term
-            .as_ref()
-            .map(|t| t.calls().iter().map(|c| c.block).collect())
-            .unwrap_or_default()
-    };
-    let mut out = HashSet::new();
-    for b in kernel.blocks.keys() {
-        let mut seen = HashSet::new();
-        let mut stack = succ(b);
-        while let Some(x) = stack.pop() {
-            if x == b {
-                out.insert(b);
-                break;
-            }
-            if seen.insert(x) {
-                stack.extend(succ(x));
-            }
-        }
-    }
-    out
 }
 
 /// Integer values that can be computed again anywhere from builtins,
@@ -466,7 +439,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             ctx,
             state,
             scratch,
-            sigs: [None; 5],
+            sigs: [None; 4],
             call_conv: cfg.default_call_conv,
             tramps,
             ch: None,
@@ -483,7 +456,6 @@ impl<'a, 'b> GLower<'a, 'b> {
             fused_internal: HashSet::new(),
             wave_scalars: HashMap::new(),
             wave_sites: HashMap::new(),
-            in_cycle: blocks_in_cycles(kernel),
             lazy: HashSet::new(),
             converged: false,
             mask_cache: None,
@@ -642,7 +614,6 @@ impl<'a, 'b> GLower<'a, 'b> {
             Helper::Watchdog => &[I64, I32, I64, I32],
             Helper::Wave => &[I64, I32, I32, I32, I32],
             Helper::Redo => &[I64, I32, I32, I32, I64],
-            Helper::Prefetch => &[I64, I64, I64, I64],
         };
         let mut sig = Signature::new(self.call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -657,13 +628,6 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// Calls helper `f` (of kind `h`) with `args` through its trampoline.
     pub(super) fn call_helper(&mut self, h: Helper, f: ir::Value, args: &[ir::Value]) {
         let t = match args.len() {
-            // Once per workgroup, outside every chunk loop: nothing to keep
-            // in registers, and saving them all would cost more than it saves.
-            _ if matches!(h, Helper::Prefetch) => {
-                let sig = self.sig(h);
-                self.b.ins().call_indirect(sig, f, args);
-                return;
-            }
             4 => self.tramps[0],
             5 => self.tramps[1],
             _ => {
@@ -1587,6 +1551,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             lane0,
             c,
             full: None,
+            whole: None,
         });
         let (mask, full) = if self.converged {
             self.converged_mask(track)?
@@ -1651,6 +1616,9 @@ impl<'a, 'b> GLower<'a, 'b> {
             left,
             chunk_lanes(self.g) as i64,
         );
+        if let Some(ch) = self.ch.as_mut() {
+            ch.whole = Some(whole);
+        }
         let tail = self.b.create_block();
         let join = self.b.create_block();
         let mask: Gv = (0..self.g)
@@ -1827,12 +1795,6 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.wave_scalars = self.segment_scalars(&seg)?;
         let insts: Vec<wj::Inst> = seg.runs.iter().flat_map(|r| r.insts.clone()).collect();
         self.wave_sites = self.wave_sites(&insts)?;
-        if !self.in_cycle.contains(&seg.block) {
-            // Straight-line code runs once per wave: its streams are read
-            // once, in lane order, so the next waves' lines are worth asking
-            // for now (a loop's addresses need not move with the wave).
-            self.prefetch_streams(&insts)?;
-        }
         // A converged wave runs a fused segment without pc reads. (One-run
         // segments could too, but their second copy cost more compile time,
         // about 1.7x for the optimized tier, than it saved: nothing

@@ -222,6 +222,7 @@ impl GLower<'_, '_> {
             lane0,
             c,
             full: None,
+            whole: None,
         });
         let m = mask(self, clean)?;
         let any = self.any_of(&m);
