@@ -458,8 +458,13 @@ impl GLower<'_, '_> {
         }
         let a = self.val(args[0])?;
         let b = self.val(args[1])?;
+        // Operands the same in every vector (uniform values such as
+        // `group * size`): one operation serves them all (the optimizer that
+        // would merge the copies is off, see `codegen::host_isa`).
+        let same = |g: &Gv| g.iter().all(|&x| x == g[0]);
+        let n = if same(&a) && same(&b) { 1 } else { a.len() };
         let mut r = Vec::with_capacity(a.len());
-        for (&x, &y) in a.iter().zip(&b) {
+        for (&x, &y) in a.iter().zip(&b).take(n) {
             let (x, y) = if w {
                 (self.i64x2_of(x), self.i64x2_of(y))
             } else {
@@ -473,6 +478,9 @@ impl GLower<'_, '_> {
                 IBinOp::Or => self.b.ins().bor(x, y),
                 _ => self.b.ins().bxor(x, y),
             });
+        }
+        if let Some(&first) = r.first() {
+            r.resize(a.len(), first);
         }
         Ok(Some(r))
     }

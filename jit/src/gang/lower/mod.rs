@@ -592,12 +592,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         if let Some(&c) = self.consts.get(&(bits, wide)) {
             return c;
         }
+        // From the constant pool: x64 folds it into its readers as a memory
+        // operand, so it takes no instruction and no register per chunk.
         let c = if wide {
-            let s = self.b.ins().iconst(types::I64, bits);
-            self.b.ins().splat(types::I64X2, s)
+            self.vconst_i64([bits as u64; 2])
         } else {
-            let s = self.iconst(types::I32, bits);
-            self.b.ins().splat(types::I32X4, s)
+            self.vconst_i32([bits as u32; 4])
         };
         self.consts.insert((bits, wide), c);
         c
