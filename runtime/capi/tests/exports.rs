@@ -30,6 +30,7 @@ const LIBC: &[&str] = &[
     "__lxstat64",
     "__fxstatat",
     "__fxstatat64",
+    "statx",
     "access",
     "faccessat",
 ];

@@ -335,6 +335,45 @@ pub unsafe extern "C" fn __fxstatat64(
     forward!(__fxstatat64: fn(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int)
 }
 
+/// # Safety
+/// glibc's `statx` contract. Called directly by newer tools and by Rust's std.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn statx(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: c_uint,
+    buf: *mut libc::statx,
+) -> c_int {
+    if is_device_path(path) {
+        if buf.is_null() {
+            set_errno(libc::EFAULT);
+            return -1;
+        }
+        // SAFETY: the caller's statx buffer, non-null and writable per statx's
+        // contract; zeroes are valid for every field.
+        let st = unsafe {
+            buf.write(std::mem::zeroed());
+            &mut *buf
+        };
+        // What is filled in; times and inode number are not.
+        st.stx_mask = libc::STATX_TYPE
+            | libc::STATX_MODE
+            | libc::STATX_NLINK
+            | libc::STATX_UID
+            | libc::STATX_GID
+            | libc::STATX_SIZE
+            | libc::STATX_BLOCKS;
+        st.stx_mode = DEVICE_MODE as u16;
+        st.stx_nlink = 1;
+        st.stx_blksize = 4096;
+        st.stx_rdev_major = DEVICE_MAJOR;
+        st.stx_rdev_minor = DEVICE_MINOR;
+        return 0;
+    }
+    forward!(statx: fn(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut libc::statx) -> c_int)
+}
+
 /// `access` on the node: read and write are granted to everyone (0666), execute
 /// to no one, as the kernel decides for a node without execute bits (root too).
 fn device_access(mode: c_int) -> c_int {

@@ -424,7 +424,7 @@ fn preloaded_client_faults_on_protected_and_holed_memory_without_crashing() {
 }
 
 /// The node as stat/access report it, through each entry point a program may
-/// bind: the glibc ≥ 2.33 functions, the 64-bit names, and the `__xstat` family
+/// bind: the glibc ≥ 2.33 functions, the 64-bit names, statx, and the `__xstat` family
 /// that binaries built against older glibc call (found with dlsym, as new
 /// programs cannot link them). Other paths pass through. Prints one line per
 /// call; the same binary without the shim is the control.
@@ -460,6 +460,11 @@ int main(void) {
     r = lxstat(1, DEV, &st); show("__lxstat64", r, &st);
     r = fxstatat(1, AT_FDCWD, DEV, &st, 0); show("__fxstatat", r, &st);
     r = xstat(1, "/dev/null", &st); show("__xstat null", r, &st);
+    struct statx stx;
+    r = statx(AT_FDCWD, DEV, 0, STATX_BASIC_STATS, &stx);
+    st.st_mode = stx.stx_mode;
+    st.st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+    show("statx", r, &st);
     r = stat("/dev/null", &st); show("stat null", r, &st);
     r = stat("/nonexistent-wavejit", &st); show("stat missing", r, &st);
     int rw = access(DEV, R_OK | W_OK);
@@ -497,7 +502,7 @@ fn preloaded_stat_and_access_see_a_character_device() {
         format!(
             "stat {node}\nlstat {node}\nfstatat {node}\nstat64 {node}\nlstat64 {node}\n\
              fstatat64 {node}\n__xstat {node}\n__lxstat64 {node}\n__fxstatat {node}\n\
-             __xstat null {null}\nstat null {null}\nstat missing -1 errno 2\n\
+             __xstat null {null}\nstatx {node}\nstat null {null}\nstat missing -1 errno 2\n\
              access rw 0 x -1/13 faccessat 0 missing -1/2\n"
         )
     );
@@ -568,6 +573,7 @@ const INTERPOSED: &[&str] = &[
     "openat64",
     "stat",
     "stat64",
+    "statx",
 ];
 
 fn dynamic_symbols(lib: &Path) -> Option<Vec<String>> {
