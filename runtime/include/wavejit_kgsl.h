@@ -34,9 +34,11 @@ int wj_kgsl_open(void);
  * value and argp points to its struct (as for ioctl(2)). Returns 0, or a
  * negative errno exactly as the kernel driver reports it (-EBADF for a
  * descriptor wj_kgsl_open did not return, -ENOTTY for an unknown request,
- * -EFAULT for an unreadable argp or a pointer in the struct). The driver
- * writes back the struct and whatever the request names as output; memory
- * reached through addresses in the struct must stay mapped for the call. */
+ * -EFAULT when argp or an address in the struct is not mapped: copies go
+ * through the kernel, so a bad pointer is an error, not a crash). The driver
+ * writes back the struct and the outputs its fields point to, as the kernel
+ * driver does. Calls on one descriptor are serialised; descriptors are
+ * independent devices. */
 int wj_kgsl_ioctl(int fd, unsigned long request, void *argp);
 
 /* The descriptor to mmap objects from (it is fd itself), or -EBADF. Do not

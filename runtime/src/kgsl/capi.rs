@@ -97,10 +97,10 @@ pub extern "C" fn wj_kgsl_open() -> c_int {
 /// a descriptor `wj_kgsl_open` did not return).
 ///
 /// # Safety
-/// `argp` points to the argument struct `request` names, as for the kernel; the
-/// driver reads and writes it (and what it points to) with checked copies that
-/// report EFAULT for unmapped memory, but memory the caller owns and still uses
-/// is not protected from being written as the request says.
+/// The driver writes the struct at `argp` and the outputs its fields point to,
+/// as the request defines. Copies go through the kernel (`process_vm_writev`),
+/// so an unmapped address gives EFAULT rather than a crash, but a mapped one is
+/// written: the caller passes only memory it means the driver to fill.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wj_kgsl_ioctl(fd: c_int, request: c_ulong, argp: *mut c_void) -> c_int {
     #[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
