@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_int, c_ulong, c_void};
 use std::os::fd::RawFd;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::device::{Errno, KgslDevice};
 
@@ -19,11 +19,8 @@ type Table = BTreeMap<RawFd, Arc<Mutex<KgslDevice>>>;
 
 /// Descriptors handed out for the device, each with the device it reaches.
 fn table() -> MutexGuard<'static, Table> {
-    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
-    TABLE
-        .get_or_init(|| Mutex::new(BTreeMap::new()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    static TABLE: Mutex<Table> = Mutex::new(BTreeMap::new());
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn last_errno(fallback: Errno) -> Errno {
