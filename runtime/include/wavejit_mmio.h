@@ -28,7 +28,7 @@ void wj_mmio_write(WjMmioDevice *dev, uint32_t bar, uint64_t offset, uint32_t si
 /* Bus reset: registers to reset values and VRAM zeroed. */
 void wj_mmio_reset(WjMmioDevice *dev);
 
-/* Asserted MSI-X vectors: bit 0 KERNEL_DONE, 1 DMA_DONE, 2 ERROR. */
+/* Asserted MSI-X vectors (IRQ_STATUS & IRQ_ENABLE): WJ_MMIO_IRQ_* bits. */
 uint32_t wj_mmio_irq_pending(const WjMmioDevice *dev);
 
 /* Message of the last kernel fault into buf (NUL-terminated, truncated to len).
@@ -71,6 +71,48 @@ size_t wj_mmio_last_fault(const WjMmioDevice *dev, char *buf, size_t len);
 #define WJ_MMIO_LANE_ID 0x1024
 #define WJ_MMIO_BARRIER 0x2000
 #define WJ_MMIO_THREAD_MASK 0x2004
+#define WJ_MMIO_MSIX_TABLE 0xFE000
+#define WJ_MMIO_MSIX_PBA 0xFF000
+
+/* Register values and bits (runtime/src/mmio/regs.rs; runtime/tests/mmio_c_header.rs
+ * checks each against it). */
+#define WJ_MMIO_BAR_REGS 0u
+#define WJ_MMIO_BAR_VRAM 2u
+#define WJ_MMIO_BAR_DOORBELL 4u
+#define WJ_MMIO_DEV_ID_VALUE 0x47505055u
+#define WJ_MMIO_DEV_VERSION_VALUE 0x00010000u
+
+/* GLOBAL_CTRL: ENABLE lets DISPATCH run; RESET (self-clearing) is a soft reset. */
+#define WJ_MMIO_CTRL_ENABLE (1u << 0)
+#define WJ_MMIO_CTRL_RESET (1u << 1)
+
+/* GLOBAL_STATUS (read-only): READY when idle, ERROR while ERROR_STATUS != 0. */
+#define WJ_MMIO_STATUS_READY (1u << 0)
+#define WJ_MMIO_STATUS_BUSY (1u << 1)
+#define WJ_MMIO_STATUS_ERROR (1u << 2)
+
+/* ERROR_STATUS (write 1 to clear). */
+#define WJ_MMIO_ERROR_INVALID_CMD (1u << 0)
+#define WJ_MMIO_ERROR_VRAM_FAULT (1u << 1)
+#define WJ_MMIO_ERROR_KERNEL_FAULT (1u << 2)
+#define WJ_MMIO_ERROR_DMA_FAULT (1u << 3)
+
+/* IRQ_ENABLE / IRQ_STATUS / IRQ_ACK (write 1 to clear) and wj_mmio_irq_pending:
+ * bit n is MSI-X vector n. */
+#define WJ_MMIO_IRQ_KERNEL_DONE (1u << 0)
+#define WJ_MMIO_IRQ_DMA_DONE (1u << 1)
+#define WJ_MMIO_IRQ_ERROR (1u << 2)
+#define WJ_MMIO_IRQ_ALL (WJ_MMIO_IRQ_KERNEL_DONE | WJ_MMIO_IRQ_DMA_DONE | WJ_MMIO_IRQ_ERROR)
+
+/* DMA_CTRL: START runs the copy; DIR 0 host -> VRAM, 1 VRAM -> host. */
+#define WJ_MMIO_DMA_CTRL_START (1u << 0)
+#define WJ_MMIO_DMA_CTRL_DIR (1u << 1)
+#define WJ_MMIO_DMA_CTRL_IRQ_EN (1u << 2)
+
+/* DMA_STATUS */
+#define WJ_MMIO_DMA_STATUS_BUSY (1u << 0)
+#define WJ_MMIO_DMA_STATUS_COMPLETE (1u << 1)
+#define WJ_MMIO_DMA_STATUS_ERROR (1u << 2)
 
 #ifdef __cplusplus
 }

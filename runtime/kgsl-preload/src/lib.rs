@@ -1,50 +1,33 @@
 //! `libwavejit_kgsl.so`: load with `LD_PRELOAD` and `/dev/kgsl-3d0` is served by
-//! wavejit. `open`/`openat` of that path return a memfd-backed descriptor owned by
-//! the fake driver; `ioctl` on it goes to the driver; `close` releases it. Every
-//! other descriptor passes through to libc untouched, so the library is inert in
-//! processes that never open the device.
+//! wavejit. `open`/`openat` of that path return a descriptor of the fake driver
+//! (the same table as `wj_kgsl_open` in `wavejit_runtime::kgsl::capi`, whose
+//! `wj_*` functions this library also exports); `ioctl` on it goes to the
+//! driver; `close` releases it; `stat`/`access` and their variants describe the
+//! path as the character device it is on a phone. Every other path and
+//! descriptor passes through to libc untouched, so the library is inert in
+//! processes that never use the device.
 //!
 //! The client's own `mmap(fd, id << 12)` maps the driver's memfd pages, which is
 //! why mmap needs no interposition (tinygrad calls it through a ctypes libc handle
 //! that LD_PRELOAD cannot reach).
 
-use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_ulong, c_void};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use wavejit_runtime::kgsl::{self, KgslDevice};
+// The wj_* functions this library exports are defined there too.
+use wavejit_runtime::kgsl::capi as kgsl;
 
 const DEVICE_PATH: &[u8] = b"/dev/kgsl-3d0";
 
-type OpenFn = unsafe extern "C" fn(*const c_char, c_int, c_uint) -> c_int;
-type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint) -> c_int;
-type IoctlFn = unsafe extern "C" fn(c_int, c_ulong, *mut c_void) -> c_int;
-type CloseFn = unsafe extern "C" fn(c_int) -> c_int;
-
-/// Descriptors handed out for the device, each with the device it reaches.
-fn devices() -> &'static Mutex<BTreeMap<c_int, Arc<Mutex<KgslDevice>>>> {
-    static DEVICES: OnceLock<Mutex<BTreeMap<c_int, Arc<Mutex<KgslDevice>>>>> = OnceLock::new();
-    DEVICES.get_or_init(|| Mutex::new(BTreeMap::new()))
-}
-
-/// The next definition of `name` after this library (libc's).
-fn next<T: Copy>(name: &CStr) -> Option<T> {
-    // SAFETY: dlsym with a valid C string; the caller names a function whose
-    // type is T.
-    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
-    if p.is_null() {
-        None
-    } else {
-        // SAFETY: T is a function pointer type of the same size as *mut c_void.
-        Some(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
-    }
-}
-
-/// The 32-bit request number of an ioctl (glibc passes it as `unsigned long`).
-#[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
-fn request_number(request: c_ulong) -> u64 {
-    u64::from(request) & 0xffff_ffff
-}
+/// Device number of the node. kgsl takes its major from `alloc_chrdev_region`
+/// (`kgsl_core_init` in the msm kernel's drivers/gpu/msm/kgsl.c), so it differs
+/// between kernels; 508 is in the range the kernel hands out dynamically
+/// (fs/char_dev.c: 511 down to 384 once 254..234 are taken), as on recent
+/// phones. The minor is the device index: 0 for kgsl-3d0.
+const DEVICE_MAJOR: c_uint = 508;
+const DEVICE_MINOR: c_uint = 0;
+/// `crw-rw-rw-`: Android's ueventd.rc makes the node 0666 (system:system).
+const DEVICE_MODE: libc::mode_t = libc::S_IFCHR | 0o666;
 
 fn set_errno(e: c_int) {
     // SAFETY: __errno_location returns this thread's errno slot.
@@ -52,37 +35,53 @@ fn set_errno(e: c_int) {
 }
 
 fn is_device_path(path: *const c_char) -> bool {
-    // SAFETY: open's contract: path is a NUL-terminated string (or null).
+    // SAFETY: the contract of every interposed call: path is a NUL-terminated
+    // string (or null, which libc rejects with EFAULT after we pass it on).
     !path.is_null() && unsafe { CStr::from_ptr(path) }.to_bytes() == DEVICE_PATH
 }
 
-/// Opens a new device and returns a descriptor for the client.
-fn open_device() -> c_int {
-    let dev = match KgslDevice::new(kgsl::compute_unit()) {
-        Ok(d) => d,
-        Err(e) => {
-            set_errno(e.raw_os_error().unwrap_or(libc::ENODEV));
-            return -1;
-        }
-    };
-    // SAFETY: dup of the device's own memfd.
-    let fd = unsafe { libc::dup(dev.memfd()) };
-    if fd < 0 {
-        return -1;
-    }
-    devices()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(fd, Arc::new(Mutex::new(dev)));
-    fd
+/// The next definition of `name` after this library (libc's), looked up once.
+/// `T` must be the function pointer type of `name`.
+fn next<T: Copy>(cell: &OnceLock<usize>, name: &CStr) -> Option<T> {
+    const { assert!(size_of::<T>() == size_of::<usize>()) };
+    // SAFETY: dlsym with a valid C string.
+    let p = *cell.get_or_init(|| unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize);
+    // SAFETY: T is the function pointer type of `name`, the size of a pointer.
+    (p != 0).then(|| unsafe { std::mem::transmute_copy::<usize, T>(&p) })
 }
 
-fn device_of(fd: c_int) -> Option<Arc<Mutex<KgslDevice>>> {
-    devices()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&fd)
-        .cloned()
+/// Calls libc's `$name` with the caller's arguments (ENOSYS if there is none).
+macro_rules! forward {
+    ($name:ident: fn($($arg:ident: $ty:ty),*) -> c_int) => {{
+        static NEXT: OnceLock<usize> = OnceLock::new();
+        type F = unsafe extern "C" fn($($ty),*) -> c_int;
+        let cname = const {
+            match CStr::from_bytes_with_nul(concat!(stringify!($name), "\0").as_bytes()) {
+                Ok(c) => c,
+                Err(_) => panic!("no NUL in an identifier"),
+            }
+        };
+        match next::<F>(&NEXT, cname) {
+            // SAFETY: forwarding the caller's arguments to libc's definition.
+            Some(f) => unsafe { f($($arg),*) },
+            None => {
+                set_errno(libc::ENOSYS);
+                -1
+            }
+        }
+    }};
+}
+
+/// Opens a new device for `open`/`openat` of the path: a descriptor, or -1 with
+/// errno.
+fn open_device(flags: c_int) -> c_int {
+    match kgsl::open_fd(flags & libc::O_CLOEXEC != 0) {
+        Ok(fd) => fd,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
 }
 
 /// # Safety
@@ -90,16 +89,9 @@ fn device_of(fd: c_int) -> Option<Arc<Mutex<KgslDevice>>> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
     if is_device_path(path) {
-        return open_device();
+        return open_device(flags);
     }
-    match next::<OpenFn>(c"open") {
-        // SAFETY: forwarding the caller's arguments to libc.
-        Some(f) => unsafe { f(path, flags, mode) },
-        None => {
-            set_errno(libc::ENOSYS);
-            -1
-        }
-    }
+    forward!(open: fn(path: *const c_char, flags: c_int, mode: c_uint) -> c_int)
 }
 
 /// # Safety
@@ -107,16 +99,9 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
     if is_device_path(path) {
-        return open_device();
+        return open_device(flags);
     }
-    match next::<OpenFn>(c"open64") {
-        // SAFETY: forwarding.
-        Some(f) => unsafe { f(path, flags, mode) },
-        None => {
-            set_errno(libc::ENOSYS);
-            -1
-        }
-    }
+    forward!(open64: fn(path: *const c_char, flags: c_int, mode: c_uint) -> c_int)
 }
 
 /// # Safety
@@ -129,16 +114,9 @@ pub unsafe extern "C" fn openat(
     mode: c_uint,
 ) -> c_int {
     if is_device_path(path) {
-        return open_device();
+        return open_device(flags);
     }
-    match next::<OpenatFn>(c"openat") {
-        // SAFETY: forwarding.
-        Some(f) => unsafe { f(dirfd, path, flags, mode) },
-        None => {
-            set_errno(libc::ENOSYS);
-            -1
-        }
-    }
+    forward!(openat: fn(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int)
 }
 
 /// # Safety
@@ -151,39 +129,23 @@ pub unsafe extern "C" fn openat64(
     mode: c_uint,
 ) -> c_int {
     if is_device_path(path) {
-        return open_device();
+        return open_device(flags);
     }
-    match next::<OpenatFn>(c"openat64") {
-        // SAFETY: forwarding.
-        Some(f) => unsafe { f(dirfd, path, flags, mode) },
-        None => {
-            set_errno(libc::ENOSYS);
-            -1
-        }
-    }
+    forward!(openat64: fn(dirfd: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int)
 }
 
 /// # Safety
 /// libc's `ioctl` contract (the third argument is the request's pointer).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
-    if let Some(dev) = device_of(fd) {
-        let mut dev = dev.lock().unwrap_or_else(|e| e.into_inner());
-        return match dev.ioctl(request_number(request), arg as u64) {
-            Ok(()) => 0,
-            Err(e) => {
-                set_errno(e);
-                -1
-            }
-        };
-    }
-    match next::<IoctlFn>(c"ioctl") {
-        // SAFETY: forwarding.
-        Some(f) => unsafe { f(fd, request, arg) },
-        None => {
-            set_errno(libc::ENOSYS);
+    #[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
+    match kgsl::ioctl_fd(fd, u64::from(request), arg as u64) {
+        Some(Ok(())) => 0,
+        Some(Err(e)) => {
+            set_errno(e);
             -1
         }
+        None => forward!(ioctl: fn(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int),
     }
 }
 
@@ -191,90 +153,262 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
 /// libc's `close` contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
-    // Dropping the last handle releases the device (contexts, objects, memfd);
+    // Releasing the last handle drops the device (contexts, objects, memfd);
     // the client's mappings keep their pages alive until it unmaps them. The
-    // drop closes the device's own descriptors through this very function, so it
-    // must happen after the table lock is released (the lock is not reentrant).
-    let released = devices()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&fd);
-    drop(released);
-    match next::<CloseFn>(c"close") {
-        // SAFETY: forwarding.
-        Some(f) => unsafe { f(fd) },
-        None => {
-            set_errno(libc::ENOSYS);
-            -1
+    // drop closes the device's own descriptors through this very function.
+    kgsl::release_fd(fd);
+    forward!(close: fn(fd: c_int) -> c_int)
+}
+
+/// Fills `st` (a `stat` or `stat64`, which have the same fields) for the node.
+macro_rules! device_stat {
+    ($st:expr) => {{
+        let st = $st;
+        if st.is_null() {
+            set_errno(libc::EFAULT);
+            return -1;
         }
-    }
+        // SAFETY: the caller's stat buffer, non-null per the check above and
+        // writable per stat's contract. Zeroes are valid for every field.
+        let st = unsafe {
+            st.write(std::mem::zeroed());
+            &mut *st
+        };
+        st.st_mode = DEVICE_MODE;
+        st.st_nlink = 1;
+        st.st_rdev = libc::makedev(DEVICE_MAJOR, DEVICE_MINOR);
+        st.st_blksize = 4096;
+        return 0;
+    }};
 }
 
-/// An embedded driver instance for programs that link wavejit instead of
-/// preloading it (see `runtime/include/wavejit_kgsl.h`).
-pub struct WjKgsl {
-    dev: Mutex<KgslDevice>,
-}
-
-/// Opens a new embedded a630 device; null on failure (errno set).
-#[unsafe(no_mangle)]
-pub extern "C" fn wj_kgsl_open() -> *mut WjKgsl {
-    match KgslDevice::new(kgsl::compute_unit()) {
-        Ok(dev) => Box::into_raw(Box::new(WjKgsl {
-            dev: Mutex::new(dev),
-        })),
-        Err(e) => {
-            set_errno(e.raw_os_error().unwrap_or(libc::ENODEV));
-            std::ptr::null_mut()
-        }
-    }
-}
-
-/// Runs one KGSL ioctl; returns 0 or a negative errno (as the kernel would).
-///
 /// # Safety
-/// `handle` comes from `wj_kgsl_open` and is not closed; `argp` points to the
-/// request's argument struct.
+/// libc's `stat` contract.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn wj_kgsl_ioctl(
-    handle: *mut WjKgsl,
-    request: c_ulong,
-    argp: *mut c_void,
+pub unsafe extern "C" fn stat(path: *const c_char, buf: *mut libc::stat) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(stat: fn(path: *const c_char, buf: *mut libc::stat) -> c_int)
+}
+
+/// # Safety
+/// libc's `stat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(stat64: fn(path: *const c_char, buf: *mut libc::stat64) -> c_int)
+}
+
+/// # Safety
+/// libc's `lstat` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(lstat: fn(path: *const c_char, buf: *mut libc::stat) -> c_int)
+}
+
+/// # Safety
+/// libc's `lstat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(lstat64: fn(path: *const c_char, buf: *mut libc::stat64) -> c_int)
+}
+
+/// # Safety
+/// libc's `fstatat` contract (an absolute path ignores `dirfd`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fstatat(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat,
+    flags: c_int,
 ) -> c_int {
-    // SAFETY: the caller passes a live handle (or null, refused here).
-    let Some(h) = (unsafe { handle.as_ref() }) else {
-        return -libc::EBADF;
-    };
-    let mut dev = h.dev.lock().unwrap_or_else(|e| e.into_inner());
-    match dev.ioctl(request_number(request), argp as u64) {
-        Ok(()) => 0,
-        Err(e) => -e,
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(fstatat: fn(dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int)
+}
+
+/// # Safety
+/// libc's `fstatat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fstatat64(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(fstatat64: fn(dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int)
+}
+
+// Programs built against glibc before 2.33 (Python from manylinux builds among
+// them) call these instead of stat/lstat/fstatat: the headers inlined them.
+
+/// # Safety
+/// glibc's `__xstat` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __xstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__xstat: fn(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int)
+}
+
+/// # Safety
+/// glibc's `__xstat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __xstat64(
+    ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__xstat64: fn(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int)
+}
+
+/// # Safety
+/// glibc's `__lxstat` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __lxstat(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__lxstat: fn(ver: c_int, path: *const c_char, buf: *mut libc::stat) -> c_int)
+}
+
+/// # Safety
+/// glibc's `__lxstat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __lxstat64(
+    ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__lxstat64: fn(ver: c_int, path: *const c_char, buf: *mut libc::stat64) -> c_int)
+}
+
+/// # Safety
+/// glibc's `__fxstatat` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __fxstatat(
+    ver: c_int,
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat,
+    flags: c_int,
+) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__fxstatat: fn(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat, flags: c_int) -> c_int)
+}
+
+/// # Safety
+/// glibc's `__fxstatat64` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __fxstatat64(
+    ver: c_int,
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    if is_device_path(path) {
+        device_stat!(buf);
+    }
+    forward!(__fxstatat64: fn(ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int) -> c_int)
+}
+
+/// # Safety
+/// glibc's `statx` contract. Called directly by newer tools and by Rust's std.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn statx(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: c_uint,
+    buf: *mut libc::statx,
+) -> c_int {
+    if is_device_path(path) {
+        if buf.is_null() {
+            set_errno(libc::EFAULT);
+            return -1;
+        }
+        // SAFETY: the caller's statx buffer, non-null and writable per statx's
+        // contract; zeroes are valid for every field.
+        let st = unsafe {
+            buf.write(std::mem::zeroed());
+            &mut *buf
+        };
+        // What is filled in; times and inode number are not.
+        st.stx_mask = libc::STATX_TYPE
+            | libc::STATX_MODE
+            | libc::STATX_NLINK
+            | libc::STATX_UID
+            | libc::STATX_GID
+            | libc::STATX_SIZE
+            | libc::STATX_BLOCKS;
+        st.stx_mode = DEVICE_MODE as u16;
+        st.stx_nlink = 1;
+        st.stx_blksize = 4096;
+        st.stx_rdev_major = DEVICE_MAJOR;
+        st.stx_rdev_minor = DEVICE_MINOR;
+        return 0;
+    }
+    forward!(statx: fn(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut libc::statx) -> c_int)
+}
+
+/// `access` on the node: read and write are granted to everyone (0666), execute
+/// to no one, as the kernel decides for a node without execute bits (root too).
+fn device_access(mode: c_int) -> c_int {
+    if mode & !(libc::R_OK | libc::W_OK | libc::X_OK) != 0 {
+        set_errno(libc::EINVAL);
+        -1
+    } else if mode & libc::X_OK != 0 {
+        set_errno(libc::EACCES);
+        -1
+    } else {
+        0
     }
 }
 
-/// The descriptor to `mmap` objects from: object `id` lives at offset `id << 12`.
-/// Owned by the handle; do not close it.
-///
 /// # Safety
-/// `handle` comes from `wj_kgsl_open` and is not closed.
+/// libc's `access` contract.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn wj_kgsl_mmap_fd(handle: *mut WjKgsl) -> c_int {
-    // SAFETY: as above.
-    match unsafe { handle.as_ref() } {
-        Some(h) => h.dev.lock().unwrap_or_else(|e| e.into_inner()).memfd(),
-        None => -libc::EBADF,
+pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
+    if is_device_path(path) {
+        return device_access(mode);
     }
+    forward!(access: fn(path: *const c_char, mode: c_int) -> c_int)
 }
 
-/// Releases the device (contexts, objects); existing mappings stay valid until
-/// unmapped.
-///
 /// # Safety
-/// `handle` comes from `wj_kgsl_open` and is not used afterwards.
+/// libc's `faccessat` contract.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn wj_kgsl_close(handle: *mut WjKgsl) {
-    if !handle.is_null() {
-        // SAFETY: the handle was made by Box::into_raw in wj_kgsl_open.
-        drop(unsafe { Box::from_raw(handle) });
+pub unsafe extern "C" fn faccessat(
+    dirfd: c_int,
+    path: *const c_char,
+    mode: c_int,
+    flags: c_int,
+) -> c_int {
+    if is_device_path(path) {
+        return device_access(mode);
     }
+    forward!(faccessat: fn(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int)
 }

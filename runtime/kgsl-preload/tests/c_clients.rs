@@ -1,6 +1,7 @@
-//! C clients of libwavejit_kgsl.so: one embedding it through wavejit_kgsl.h, one
-//! reaching it through LD_PRELOAD and plain open/ioctl/mmap/close (tinygrad
-//! exercises the preload path too, in CI). Needs a C compiler (`cc`).
+//! C clients of libwavejit_kgsl.so: one embedding it through wavejit_kgsl.h, the
+//! others reaching it through LD_PRELOAD and plain open/ioctl/mmap/close and
+//! stat/access (tinygrad exercises the preload path too, in CI); and what the
+//! shim exports. Needs a C compiler (`cc`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -21,17 +22,19 @@ const EMBED_CLIENT: &str = r#"
 int main(int argc, char **argv) {
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 2; }
-    WjKgsl *(*open_)(void) = dlsym(lib, "wj_kgsl_open");
-    int (*ioctl_)(WjKgsl *, unsigned long, void *) = dlsym(lib, "wj_kgsl_ioctl");
-    void (*close_)(WjKgsl *) = dlsym(lib, "wj_kgsl_close");
-    WjKgsl *h = open_();
+    __typeof__(&wj_kgsl_open) open_ = (__typeof__(open_))dlsym(lib, "wj_kgsl_open");
+    __typeof__(&wj_kgsl_ioctl) ioctl_ = (__typeof__(ioctl_))dlsym(lib, "wj_kgsl_ioctl");
+    __typeof__(&wj_kgsl_close) close_ = (__typeof__(close_))dlsym(lib, "wj_kgsl_close");
+    int fd = open_();
     struct devinfo info = {0};
     struct getprop p = {1, 0, (uint64_t)(uintptr_t)&info, sizeof info};
-    int ok = ioctl_(h, GETPROPERTY, &p);
+    int ok = ioctl_(fd, GETPROPERTY, &p);
     p.size = 4;
-    int small = ioctl_(h, GETPROPERTY, &p);
-    printf("chip %#x ok %d small %d\n", info.chip_id, ok, small);
-    close_(h);
+    int small = ioctl_(fd, GETPROPERTY, &p);
+    int closed = close_(fd);
+    int again = close_(fd);
+    printf("chip %#x ok %d small %d closed %d again %d\n", info.chip_id, ok, small, closed,
+           again);
     return 0;
 }
 "#;
@@ -99,15 +102,21 @@ fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
     std::fs::write(&c, format!("{GETPROP}{src}")).ok()?;
     let out = dir.join(name);
     let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../include");
-    let st = Command::new("cc")
-        .args(["-O1", "-o"])
+    // None only without a compiler: a client that does not compile fails.
+    let res = Command::new("cc")
+        .args(["-O1", "-D_GNU_SOURCE", "-o"])
         .arg(&out)
         .arg(&c)
         .arg(format!("-I{include}"))
         .arg("-ldl")
-        .status()
+        .output()
         .ok()?;
-    st.success().then_some(out)
+    assert!(
+        res.status.success(),
+        "{name}.c: {}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    Some(out)
 }
 
 fn setup(name: &str) -> Option<(PathBuf, PathBuf)> {
@@ -142,7 +151,10 @@ fn embedded_c_abi_returns_negative_errno() {
         "{text} {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(text.trim(), "chip 0x6030001 ok 0 small -22");
+    assert_eq!(
+        text.trim(),
+        "chip 0x6030001 ok 0 small -22 closed 0 again -9"
+    );
 }
 
 #[test]
@@ -409,4 +421,204 @@ fn preloaded_client_faults_on_protected_and_holed_memory_without_crashing() {
          prot_none ib: 1 signal 0\n\
          hole: map 1 write 1 value 0; holed later: map 0 before 0/4 after 1/0"
     );
+}
+
+/// The node as stat/access report it, through each entry point a program may
+/// bind: the glibc ≥ 2.33 functions, the 64-bit names, statx, and the `__xstat` family
+/// that binaries built against older glibc call (found with dlsym, as new
+/// programs cannot link them). Other paths pass through. Prints one line per
+/// call; the same binary without the shim is the control.
+const STAT_CLIENT: &str = r#"
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#define DEV "/dev/kgsl-3d0"
+static void show(const char *what, int r, const struct stat *st) {
+    if (r) printf("%s -1 errno %d\n", what, errno);
+    else printf("%s chr %d mode %o rdev %u:%u\n", what, S_ISCHR(st->st_mode),
+                st->st_mode & 07777, major(st->st_rdev), minor(st->st_rdev));
+}
+int main(void) {
+    struct stat st;
+    struct stat64 st64;
+    int r;
+    r = stat(DEV, &st); show("stat", r, &st);
+    r = lstat(DEV, &st); show("lstat", r, &st);
+    r = fstatat(AT_FDCWD, DEV, &st, 0); show("fstatat", r, &st);
+    r = stat64(DEV, &st64); show("stat64", r, (struct stat *)&st64);
+    r = lstat64(DEV, &st64); show("lstat64", r, (struct stat *)&st64);
+    r = fstatat64(AT_FDCWD, DEV, &st64, AT_SYMLINK_NOFOLLOW); show("fstatat64", r, (struct stat *)&st64);
+    int (*xstat)(int, const char *, struct stat *) = dlsym(RTLD_DEFAULT, "__xstat");
+    int (*lxstat)(int, const char *, struct stat *) = dlsym(RTLD_DEFAULT, "__lxstat64");
+    int (*fxstatat)(int, int, const char *, struct stat *, int) =
+        dlsym(RTLD_DEFAULT, "__fxstatat");
+    r = xstat(1, DEV, &st); show("__xstat", r, &st);
+    r = lxstat(1, DEV, &st); show("__lxstat64", r, &st);
+    r = fxstatat(1, AT_FDCWD, DEV, &st, 0); show("__fxstatat", r, &st);
+    r = xstat(1, "/dev/null", &st); show("__xstat null", r, &st);
+    struct statx stx;
+    r = statx(AT_FDCWD, DEV, 0, STATX_BASIC_STATS, &stx);
+    st.st_mode = stx.stx_mode;
+    st.st_rdev = makedev(stx.stx_rdev_major, stx.stx_rdev_minor);
+    show("statx", r, &st);
+    r = stat("/dev/null", &st); show("stat null", r, &st);
+    r = stat("/nonexistent-wavejit", &st); show("stat missing", r, &st);
+    int rw = access(DEV, R_OK | W_OK);
+    int x = access(DEV, X_OK);
+    int x_errno = errno;
+    int at = faccessat(AT_FDCWD, DEV, F_OK, AT_EACCESS);
+    int missing = access("/nonexistent-wavejit", F_OK);
+    int missing_errno = errno;
+    printf("access rw %d x %d/%d faccessat %d missing %d/%d\n", rw, x, x_errno, at, missing,
+           missing_errno);
+    return 0;
+}
+"#;
+
+#[test]
+fn preloaded_stat_and_access_see_a_character_device() {
+    let Some((so, dir)) = setup("stat") else {
+        return;
+    };
+    let Some(bin) = compile(&dir, "stat", STAT_CLIENT) else {
+        assert!(std::env::var_os("CI").is_none(), "cc failed under CI");
+        println!("SKIP: no C compiler");
+        return;
+    };
+    let node = "chr 1 mode 666 rdev 508:0";
+    let null = "chr 1 mode 666 rdev 1:3";
+    let out = run_with_limit(
+        Command::new(&bin).env("LD_PRELOAD", &so),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(
+        text,
+        format!(
+            "stat {node}\nlstat {node}\nfstatat {node}\nstat64 {node}\nlstat64 {node}\n\
+             fstatat64 {node}\n__xstat {node}\n__lxstat64 {node}\n__fxstatat {node}\n\
+             __xstat null {null}\nstatx {node}\nstat null {null}\nstat missing -1 errno 2\n\
+             access rw 0 x -1/13 faccessat 0 missing -1/2\n"
+        )
+    );
+    // Without the shim the node does not exist here (no Adreno on CI).
+    if std::path::Path::new("/dev/kgsl-3d0").exists() {
+        return;
+    }
+    let out = run_with_limit(&mut Command::new(&bin), Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("stat -1 errno 2\nlstat -1 errno 2\n"),
+        "{text}"
+    );
+}
+
+/// What tinygrad's device probe and Python's os module call on this glibc.
+#[test]
+fn preloaded_python_sees_the_node() {
+    let Some((so, _dir)) = setup("python") else {
+        return;
+    };
+    let script = "import os, stat\n\
+                  p = '/dev/kgsl-3d0'\n\
+                  st = os.stat(p)\n\
+                  print(os.path.exists(p), stat.S_ISCHR(st.st_mode), os.major(st.st_rdev), \
+                  os.access(p, os.R_OK | os.W_OK), os.access(p, os.X_OK), \
+                  os.path.exists('/nonexistent-wavejit'))";
+    let out = match Command::new("python3")
+        .args(["-c", script])
+        .env("LD_PRELOAD", &so)
+        .output()
+    {
+        Ok(out) => out,
+        Err(_) => {
+            assert!(std::env::var_os("CI").is_none(), "no python3 under CI");
+            println!("SKIP: no python3");
+            return;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.trim(), "True True 508 True False False");
+}
+
+/// The libc functions the shim defines: exactly these, besides the wj_* API.
+const INTERPOSED: &[&str] = &[
+    "__fxstatat",
+    "__fxstatat64",
+    "__lxstat",
+    "__lxstat64",
+    "__xstat",
+    "__xstat64",
+    "access",
+    "close",
+    "faccessat",
+    "fstatat",
+    "fstatat64",
+    "ioctl",
+    "lstat",
+    "lstat64",
+    "open",
+    "open64",
+    "openat",
+    "openat64",
+    "stat",
+    "stat64",
+    "statx",
+];
+
+fn dynamic_symbols(lib: &Path) -> Option<Vec<String>> {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(lib)
+        .output()
+        .ok()?;
+    assert!(out.status.success(), "nm {}", lib.display());
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(String::from))
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+#[test]
+fn shim_exports_the_interposed_functions_and_the_wj_api() {
+    let Some(so) = shim() else {
+        assert!(std::env::var_os("CI").is_none(), "shim not built");
+        return;
+    };
+    let Some(exported) = dynamic_symbols(&so) else {
+        assert!(std::env::var_os("CI").is_none(), "no nm under CI");
+        return;
+    };
+    let (wj, libc): (Vec<String>, Vec<String>) =
+        exported.into_iter().partition(|s| s.starts_with("wj_"));
+    assert_eq!(libc, INTERPOSED);
+    for f in [
+        "wj_kgsl_open",
+        "wj_kgsl_ioctl",
+        "wj_kgsl_mmap_fd",
+        "wj_kgsl_close",
+    ] {
+        assert!(wj.iter().any(|s| s == f), "{f} not exported");
+    }
+    // The same wj_* API as libwavejit.so, when that was built alongside.
+    let lib = so.with_file_name("libwavejit.so");
+    if lib.exists() {
+        let theirs: Vec<String> = dynamic_symbols(&lib)
+            .expect("nm ran above")
+            .into_iter()
+            .collect();
+        assert_eq!(wj, theirs);
+    }
 }

@@ -2,6 +2,7 @@
 //! processor, built so that unmodified clients (tinygrad's QCOM backend) run on
 //! wavejit.
 
+pub mod capi;
 pub mod capture;
 pub mod device;
 pub mod fault_log;

@@ -1,27 +1,18 @@
-//! The AQL C ABI from C (`tests/c/aql_client.c`, linked against the library
-//! cargo builds): an agent made by `wj_aql_agent_create` runs RV32, ir3 and AGX
+//! The AQL C ABI from C (`tests/c/aql_client.c`, linked against libwavejit.so
+//! as cargo built it for this run): an agent made by `wj_aql_agent_create` runs RV32, ir3 and AGX
 //! kernels (issue 14.12), dispatches over the work-item or time budget fail
 //! with an error status, and `wj_aql_queue_destroy` returns during a dispatch
 //! that would otherwise run for hours (issue 14.5). Needs a C compiler (`cc`).
+
+mod support;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use support::{built, have, include_dir};
 use wavejit_runtime::aql::isa::samples;
-
-/// The library built next to this test binary (target/<profile>/).
-fn library() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    [
-        deps.join("libwavejit_kgsl.so"),
-        deps.parent()?.join("libwavejit_kgsl.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-}
 
 fn c_array(name: &str, bytes: &[u8]) -> String {
     let mut s = format!("static const uint8_t {name}[{}] = {{", bytes.len());
@@ -49,53 +40,42 @@ fn samples_header() -> String {
     h
 }
 
-/// Compiles the client against `lib`; `None` when there is no C compiler. A
-/// compile or link error fails the test (a stale header or a missing export
-/// must not pass as "no compiler").
-fn compile(dir: &Path, lib: &Path) -> Option<PathBuf> {
+/// Compiles the client against `lib`. A compile or link error fails the test
+/// (a stale header or a missing export must not pass as "no compiler").
+fn compile(dir: &Path, lib: &Path) -> PathBuf {
     std::fs::write(dir.join("aql_samples.h"), samples_header()).expect("writes the header");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/c/aql_client.c");
-    let include = concat!(env!("CARGO_MANIFEST_DIR"), "/../include");
     let lib_dir = lib.parent().expect("library directory");
     let out = dir.join("aql_client");
     let result = Command::new("cc")
         .args(["-O1", "-Wall", "-Werror", "-o"])
         .arg(&out)
         .arg(src)
-        .arg(format!("-I{include}"))
+        .arg(format!("-I{}", include_dir().display()))
         .arg(format!("-I{}", dir.display()))
         .arg(format!("-L{}", lib_dir.display()))
-        .arg("-lwavejit_kgsl")
+        .arg("-lwavejit")
         .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .output()
-        .ok()?;
+        .expect("runs cc");
     assert!(
         result.status.success(),
         "the C client does not build against {}:\n{}",
         lib.display(),
         String::from_utf8_lossy(&result.stderr)
     );
-    Some(out)
+    out
 }
 
 #[test]
 fn c_client_runs_every_isa_and_its_dispatch_budgets_hold() {
-    let Some(lib) = library() else {
-        // cargo builds the cdylib for the integration tests; CI must never skip.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "libwavejit_kgsl.so not built"
-        );
-        println!("SKIP: libwavejit_kgsl.so not found next to the test binary");
+    if !have("cc") {
         return;
-    };
+    }
+    let lib = built("libwavejit.so");
     let dir = std::env::temp_dir().join(format!("wj-aql-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let Some(bin) = compile(&dir, &lib) else {
-        assert!(std::env::var_os("CI").is_none(), "cc failed under CI");
-        println!("SKIP: no C compiler");
-        return;
-    };
+    let bin = compile(&dir, &lib);
     let mut child = Command::new(&bin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
