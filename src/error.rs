@@ -18,13 +18,13 @@ use crate::device::Isa;
 pub enum Error {
     /// ir3 code that does not lift (an undecodable or unsupported word, named
     /// with its instruction index and word).
-    #[error("ir3: {0}")]
+    #[error("{}", prefixed("ir3", .0))]
     Ir3(#[from] ir3::lift::LiftError),
     /// AGX code that does not lift (its message names the bytes and the pc).
     #[error("{0}")]
     Agx(#[from] agx::lift::LiftError),
     /// An RV32 program that cannot be lifted at all (misaligned entry, too large).
-    #[error("rv32: {0}")]
+    #[error("{}", prefixed("rv32", .0))]
     Rv32(#[from] rv32::lift::LiftError),
     /// An RV32 ELF file that does not parse.
     #[error("rv32 ELF: {0}")]
@@ -133,6 +133,16 @@ pub enum Error {
         /// "buffer" or "program".
         what: &'static str,
     },
+}
+
+/// `isa: message`, unless the message already names the ISA (said once).
+fn prefixed(isa: &str, e: &dyn std::error::Error) -> String {
+    let msg = e.to_string();
+    if msg.contains(isa) {
+        msg
+    } else {
+        format!("{isa}: {msg}")
+    }
 }
 
 impl From<KernelFault> for Error {
