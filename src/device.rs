@@ -259,8 +259,8 @@ pub trait Element: Copy + sealed::Sealed {
     const SIZE: usize;
     /// Appends the little-endian bytes.
     fn put(self, out: &mut Vec<u8>);
-    /// Reads one from exactly [`Element::SIZE`] bytes.
-    fn get(bytes: &[u8]) -> Self;
+    /// Reads one from the first [`Element::SIZE`] bytes (`None` if fewer).
+    fn get(bytes: &[u8]) -> Option<Self>;
 }
 
 mod sealed {
@@ -275,10 +275,9 @@ macro_rules! element {
             fn put(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
             }
-            fn get(bytes: &[u8]) -> $t {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(&bytes[..Self::SIZE]);
-                <$t>::from_le_bytes(a)
+            fn get(bytes: &[u8]) -> Option<$t> {
+                let a = bytes.get(..Self::SIZE)?.try_into().ok()?;
+                Some(<$t>::from_le_bytes(a))
             }
         }
     )*};
@@ -577,7 +576,7 @@ impl Device {
         Ok(self
             .read_bytes(buf, 0, buf.len)?
             .chunks_exact(T::SIZE)
-            .map(T::get)
+            .filter_map(T::get)
             .collect())
     }
 

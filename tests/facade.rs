@@ -263,6 +263,26 @@ fn misuse_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn device_and_error_cross_threads() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Device>();
+    send_sync::<Error>();
+    send_sync::<wavejit::Program>();
+    // One device, launches from two threads.
+    let dev = Device::new();
+    let k = dev.load_ir_text(DOUBLE).unwrap();
+    let bufs: Vec<_> = (0..2).map(|i| dev.upload(&[i, 10 + i]).unwrap()).collect();
+    std::thread::scope(|s| {
+        for b in &bufs {
+            let (dev, k) = (&dev, &k);
+            s.spawn(move || dev.launch(k, &Launch::new(1, 2).buffer(b)).unwrap());
+        }
+    });
+    assert_eq!(dev.read::<i32>(&bufs[0]).unwrap(), [0, 20]);
+    assert_eq!(dev.read::<i32>(&bufs[1]).unwrap(), [2, 22]);
+}
+
+#[test]
 fn buffers_fill_gaps_and_stay_below_4_gib() {
     let dev = Device::new();
     let a = dev.alloc(100).unwrap();
