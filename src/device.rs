@@ -124,8 +124,9 @@ pub enum EngineKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Per-lane watchdog: blocks entered (IR, ir3, AGX) or instructions
-    /// retired (RV32, whose lifted code counts them exactly); over it the lane
-    /// faults. `u64::MAX`: no limit. Default 2^24.
+    /// retired (RV32, whose lifted code counts them exactly, so the limit is
+    /// taken when the program is loaded); over it the lane faults.
+    /// `u64::MAX`: no limit. Default 2^24.
     pub steps_per_lane: u64,
     /// Wall-clock limit of one launch; `None`: none. Default 30 s, or
     /// `WAVEJIT_DISPATCH_TIME_LIMIT_MS`.
@@ -357,14 +358,24 @@ impl Launch {
         self
     }
 
-    /// The argument bytes with pointers of `ptr` bytes.
-    fn encode(&self, device: u64, ptr: usize) -> Result<Vec<u8>, Error> {
+    /// The argument bytes with pointers of `ptr` bytes (4: RV32's cores).
+    fn encode(&self, device: u64, isa: Isa, ptr: usize) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
         for a in &self.args {
             let (bytes, align) = match a {
                 Arg::Buffer(b) => {
                     if b.device != device {
                         return Err(Error::ForeignHandle { what: "buffer" });
+                    }
+                    if ptr < 8 && b.addr >> (8 * ptr) != 0 {
+                        return Err(Error::InvalidOption {
+                            isa,
+                            what: format!(
+                                "buffer at {:#x} lies beyond the {}-bit address space",
+                                b.addr,
+                                8 * ptr
+                            ),
+                        });
                     }
                     (b.addr.to_le_bytes()[..ptr].to_vec(), ptr)
                 }
@@ -794,7 +805,7 @@ impl Device {
         }
         let isa = program.isa;
         let ptr = if isa == Isa::Rv32 { 4 } else { 8 };
-        let args = launch.encode(self.id, ptr)?;
+        let args = launch.encode(self.id, isa, ptr)?;
         let too_large = |limit: u32, space: &'static str| Error::ArgsTooLarge {
             isa,
             len: args.len(),
@@ -807,6 +818,15 @@ impl Device {
             Extra::None if isa == Isa::Agx => {
                 if args.len() > agx::lift::UNIFORM_FILE_BYTES as usize {
                     return Err(too_large(agx::lift::UNIFORM_FILE_BYTES, "uniform file"));
+                }
+                // AGX grids count threads: each dimension must fit 32 bits.
+                let threads =
+                    [0, 1, 2].map(|i| u64::from(launch.grid[i]) * u64::from(launch.block[i]));
+                if let Some(t) = threads.iter().find(|&&t| t > u64::from(u32::MAX)) {
+                    return Err(Error::InvalidOption {
+                        isa,
+                        what: format!("a grid of {t} threads in one dimension exceeds 2^32 - 1"),
+                    });
                 }
                 let mut a = agx::lift::AgxDispatch::from_threadgroups(launch.grid, launch.block);
                 a.set_uniform_file_bytes(&args);

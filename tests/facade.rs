@@ -260,6 +260,16 @@ fn misuse_is_an_error_not_a_panic() {
         Err(Error::ArgsTooLarge { limit: 1024, .. })
     ));
     assert!(matches!(dev.alloc(1 << 40), Err(Error::OutOfMemory { .. })));
+    // An address an RV32 core cannot hold.
+    let high = dev.alloc_at(1 << 33, 16).unwrap();
+    let e = dev
+        .launch(&rv, &Launch::new(1, 1).buffer(&high))
+        .unwrap_err();
+    assert!(e.to_string().contains("0x200000000"), "{e}");
+    assert!(matches!(
+        dev.launch(&agx, &Launch::new(1 << 30, 8)),
+        Err(Error::InvalidOption { isa: Isa::Agx, .. })
+    ));
 }
 
 #[test]
