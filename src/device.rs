@@ -388,13 +388,14 @@ impl Launch {
     }
 }
 
-/// What a loaded program needs at launch besides its kernel.
+/// What a loaded program needs at launch besides its kernel, by ISA.
 #[derive(Debug)]
 enum Extra {
-    None,
+    Ir,
     Ir3 {
         wave_size: u32,
     },
+    Agx,
     Rv32 {
         traps: Vec<TrapSite>,
         args: Option<(u32, u32)>,
@@ -626,6 +627,8 @@ impl Device {
     }
 
     fn program(&self, isa: Isa, kernel: Kernel, extra: Extra) -> Result<Program, Error> {
+        // Engines verify too, but a load that succeeds should mean a launch
+        // can run: a lifter bug surfaces here, naming the kernel.
         crate::ir::verify::verify(&kernel)?;
         Ok(Program {
             device: self.id,
@@ -638,7 +641,7 @@ impl Device {
     /// Parses and verifies a kernel in the IR text form.
     pub fn load_ir_text(&self, text: &str) -> Result<Program, Error> {
         let kernel = crate::ir::text::parse(text)?;
-        self.program(Isa::Ir, kernel, Extra::None)
+        self.program(Isa::Ir, kernel, Extra::Ir)
     }
 
     /// Lifts an a630 ir3 compute kernel: `code` is its 64-bit little-endian
@@ -686,7 +689,7 @@ impl Device {
             ..agx::lift::LiftConfig::default()
         };
         let kernel = agx::lift::lift(code, &cfg)?;
-        self.program(Isa::Agx, kernel, Extra::None)
+        self.program(Isa::Agx, kernel, Extra::Agx)
     }
 
     /// Loads an RV32 program (raw image at [`Rv32Options::base`], or an ELF
@@ -815,7 +818,7 @@ impl Device {
         let mut d = Dispatch::new(launch.grid, launch.block);
         d.step_limit = self.limits.steps_per_lane;
         match &program.extra {
-            Extra::None if isa == Isa::Agx => {
+            Extra::Agx => {
                 if args.len() > agx::lift::UNIFORM_FILE_BYTES as usize {
                     return Err(too_large(agx::lift::UNIFORM_FILE_BYTES, "uniform file"));
                 }
@@ -832,7 +835,7 @@ impl Device {
                 a.set_uniform_file_bytes(&args);
                 d.uniforms = a.dispatch()?.uniforms;
             }
-            Extra::None => d.uniforms = args,
+            Extra::Ir => d.uniforms = args,
             Extra::Ir3 { wave_size } => {
                 let consts = ir3::lift::CONST_BYTES;
                 if args.len() > consts as usize {
