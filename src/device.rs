@@ -145,6 +145,10 @@ impl Default for Limits {
 /// Launch facts of an a630 compute kernel that the code itself does not
 /// carry (the driver programs them into HLSQ/SP registers). The defaults are
 /// what mesa's compute shaders (and tinygrad's) use.
+///
+/// Kernels read buffers through 64-bit addresses in the const file
+/// (`ldg`/`stg`); no texture, sampler, IBO or UBO descriptors are loaded (the
+/// AQL ir3 backend's model; replay a KGSL capture for kernels that use them).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ir3Options {
     /// Lanes per wave: 64 (default) or 128 (a6xx THREADSIZE).
