@@ -10,9 +10,6 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("wavejit: {e}");
-            ExitCode::FAILURE
-        }
+        Err(e) => cli::report(&*e),
     }
 }

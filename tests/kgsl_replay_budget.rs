@@ -50,9 +50,9 @@ fn capture(groups: u32) -> Capture {
     }
 }
 
-/// Replays `cap` with the budget variables `env`; (success, stdout, stderr).
+/// Replays `cap` with the budget variables `env`; (exit status, stdout, stderr).
 /// Fails the test if the replay has not ended after two minutes.
-fn replay(name: &str, cap: &Capture, env: &[(&str, &str)]) -> (bool, String, String) {
+fn replay(name: &str, cap: &Capture, env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let dir = std::env::temp_dir().join(format!("wj-replay-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("huge.wjcap");
@@ -80,7 +80,7 @@ fn replay(name: &str, cap: &Capture, env: &[(&str, &str)]) -> (bool, String, Str
     let out = child.wait_with_output().expect("collects");
     let _ = std::fs::remove_dir_all(&dir);
     (
-        out.status.success(),
+        out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
@@ -88,7 +88,7 @@ fn replay(name: &str, cap: &Capture, env: &[(&str, &str)]) -> (bool, String, Str
 
 #[test]
 fn replaying_a_huge_grid_ends_with_the_time_budget_fault() {
-    let (ok, stdout, stderr) = replay(
+    let (code, stdout, stderr) = replay(
         "time",
         &capture(u32::MAX),
         &[
@@ -96,7 +96,8 @@ fn replaying_a_huge_grid_ends_with_the_time_budget_fault() {
             ("WAVEJIT_DISPATCH_MAX_WORK_ITEMS", "0"),
         ],
     );
-    assert!(!ok, "{stdout}");
+    // A kernel fault's exit status (README: Command line).
+    assert_eq!(code, Some(3), "{stdout}");
     assert!(
         stderr.contains("stopped before workgroup (")
             && stderr.contains("dispatch ran past its time limit of 200 ms"),
@@ -107,12 +108,13 @@ fn replaying_a_huge_grid_ends_with_the_time_budget_fault() {
 #[test]
 fn replaying_a_grid_over_the_work_item_budget_is_refused() {
     // The default budget (2^32 work-items) refuses 2^32 - 1 groups of 64.
-    let (ok, stdout, stderr) = replay(
+    let (code, stdout, stderr) = replay(
         "items",
         &capture(u32::MAX),
         &[("WAVEJIT_DISPATCH_TIME_LIMIT_MS", "60000")],
     );
-    assert!(!ok, "{stdout}");
+    // A kernel fault's exit status (README: Command line).
+    assert_eq!(code, Some(3), "{stdout}");
     assert!(
         stderr.contains(
             "dispatch refused: 274877906880 work-items exceed the dispatch work-item budget \
@@ -124,11 +126,11 @@ fn replaying_a_grid_over_the_work_item_budget_is_refused() {
 
 #[test]
 fn the_same_capture_with_a_small_grid_replays_to_its_signal() {
-    let (ok, stdout, stderr) = replay(
+    let (code, stdout, stderr) = replay(
         "small",
         &capture(4),
         &[("WAVEJIT_DISPATCH_TIME_LIMIT_MS", "60000")],
     );
-    assert!(ok, "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains(&format!("{SIGNAL:#x}: [7]")), "{stdout}");
 }

@@ -218,6 +218,7 @@ fn lift_errors_and_foreign_variants_become_aql_statuses() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].status, Status::INVALID_CODE_OBJECT);
     assert!(errors[0].message.starts_with("agx: "), "{errors:?}");
+    assert_eq!(errors[0].message.matches("agx").count(), 1, "{errors:?}");
 }
 
 #[test]

@@ -610,6 +610,30 @@ fn failed_rows(rows: &mut Vec<Row>, keys: &[&'static str], why: &str) {
 /// The quick benchmark set of `wavejit bench` (well under a minute): the IR
 /// kernels, then the ISA rows of [`isa_report::isa_rows`].
 pub fn quick_report() -> Report {
+    quick_report_with(&mut |_| {})
+}
+
+/// Steps of [`quick_report_with`], in the order they run.
+pub const QUICK_STEPS: [&str; 9] = [
+    "alu",
+    "divergent",
+    "reduce",
+    "saxpy",
+    "alu 4 Mi",
+    "jit vs interpreter",
+    "compile",
+    "cache",
+    "isa rows",
+];
+
+/// [`quick_report`], calling `progress(step)` as each of [`QUICK_STEPS`] starts.
+pub fn quick_report_with(progress: &mut dyn FnMut(&str)) -> Report {
+    let mut steps = QUICK_STEPS.iter();
+    let mut step = move || {
+        if let Some(s) = steps.next() {
+            progress(s);
+        }
+    };
     let load_start = timing::load_average();
     let mut rows = Vec::new();
     let one = jit_with_threads(1);
@@ -636,6 +660,7 @@ pub fn quick_report() -> Report {
             [Target::AtLeast(0.1), Target::None],
         ),
     ] {
+        step();
         match compare(&mut w, &one, &[Side::Jit(&one), scalar1, simd1]) {
             Ok(c) => {
                 rows.push(ratio_row(keys[0], targets[0], &c, 1, 0, Clock::Thread));
@@ -646,6 +671,7 @@ pub fn quick_report() -> Report {
     }
 
     // saxpy at 4 Mi lanes on 1 and 2 threads, all six sides alternated.
+    step();
     let mut saxpy = Workload::saxpy(1 << 22); // 16 MiB per buffer
     let sides = [
         Side::Jit(&one),
@@ -691,6 +717,7 @@ pub fn quick_report() -> Report {
     drop(saxpy);
 
     // The ALU kernel at 4 Mi lanes on 1 and 2 threads.
+    step();
     let mut big = Workload::alu(1 << 22);
     let sides = [Side::Jit(&one), Side::Jit(&two), scalar2, simd1, simd2];
     match compare(&mut big, &one, &sides) {
@@ -720,6 +747,7 @@ pub fn quick_report() -> Report {
     }
     drop(big);
 
+    step();
     let mut small = Workload::alu(1 << 12);
     let interp = crate::ir::interp::Interpreter::new();
     let key = "jit_vs_interpreter";
@@ -735,7 +763,9 @@ pub fn quick_report() -> Report {
         Err(e) => failed_rows(&mut rows, &[key], &e),
     }
 
+    step();
     compile_rows(&mut rows);
+    step();
     rows.push(cache_hit_row(&one));
     // No silent fallback: every dispatch above must have run compiled code.
     let fallbacks = one.interpreter_fallbacks() + two.interpreter_fallbacks();
@@ -758,6 +788,7 @@ pub fn quick_report() -> Report {
             .position(|k| *k == r.key)
             .unwrap_or(usize::MAX)
     });
+    step();
     rows.extend(isa_report::isa_rows());
     Report {
         load_start,

@@ -9,9 +9,9 @@ use wavejit::frontend::agx;
 use wavejit::frontend::agx::lift::{AgxDispatch, LiftConfig, Mode, lift};
 use wavejit::runtime::AddressSpace;
 
-use super::CliError;
 use super::buffers::{TypedValues, parse_dims};
 use super::ir::EngineChoice;
+use super::{CliError, fault_exit, usage};
 
 #[derive(Args)]
 pub struct AgxRunArgs {
@@ -57,16 +57,23 @@ fn read_code(path: &PathBuf) -> Result<Vec<u8>, CliError> {
 }
 
 fn parse_uniform(spec: &str) -> Result<(usize, u32), CliError> {
+    let bad = |what: &str| usage(format!("--uniform `{spec}`: {what}"));
     let (n, v) = spec
         .split_once('=')
-        .ok_or_else(|| format!("--uniform `{spec}`: expected N=VALUE"))?;
-    let n: usize = n.trim_start_matches('u').parse()?;
+        .ok_or_else(|| bad("expected N=VALUE"))?;
+    let n: usize = n
+        .trim_start_matches('u')
+        .parse()
+        .map_err(|e| bad(&format!("register: {e}")))?;
     let v = v.trim();
     let v = match v.strip_prefix("0x") {
-        Some(h) => u32::from_str_radix(h, 16)?,
+        Some(h) => u32::from_str_radix(h, 16).map_err(|e| bad(&format!("value: {e}")))?,
         None => match v.parse::<i64>() {
             Ok(i) => i as u32,
-            Err(_) => v.parse::<f32>()?.to_bits(),
+            Err(_) => v
+                .parse::<f32>()
+                .map_err(|e| bad(&format!("value: {e}")))?
+                .to_bits(),
         },
     };
     Ok((n, v))
@@ -87,7 +94,7 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
         grid: Some(dispatch.grid()),
         ..LiftConfig::default()
     };
-    let kernel = lift(&code, &config)?;
+    let kernel = lift(&code, &config).map_err(|e| format!("{}: {e}", a.file.display()))?;
     wavejit::ir::verify::verify(&kernel)?;
     let mem = AddressSpace::new();
     let mut bufs = Vec::new();
@@ -95,12 +102,16 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
         let v = TypedValues::parse(spec)?;
         let addr = mem.alloc(v.bytes.len().max(1) as u64)?;
         mem.write_bytes(addr, &v.bytes)?;
-        dispatch.bind_buffer(i, addr)?;
+        dispatch
+            .bind_buffer(i, addr)
+            .map_err(|e| usage(format!("--buf `{spec}`: {e}")))?;
         bufs.push((addr, v));
     }
     for spec in &a.uniforms {
         let (n, v) = parse_uniform(spec)?;
-        dispatch.set_u32(n, v)?;
+        dispatch
+            .set_u32(n, v)
+            .map_err(|e| usage(format!("--uniform `{spec}`: {e}")))?;
     }
     let engine = a.engine.engine();
     if let Some(path) = &a.preamble {
@@ -111,27 +122,34 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
                 mode: Mode::Preamble,
                 ..LiftConfig::default()
             },
-        )?;
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         wavejit::ir::verify::verify(&pre)?;
         let file = dispatch.uniform_file_bytes();
         let addr = mem.alloc(file.len() as u64)?;
         mem.write_bytes(addr, &file)?;
-        engine.run(&pre, &dispatch.preamble_dispatch(addr), &mem)?;
+        if let Err(fault) = engine.run(&pre, &dispatch.preamble_dispatch(addr), &mem) {
+            eprintln!("fault in the preamble {}: {fault}", path.display());
+            return Ok(fault_exit());
+        }
         dispatch.set_uniform_file_bytes(&mem.read_bytes(addr, file.len())?);
     }
+    let d = dispatch.dispatch()?;
+    let progress = super::RunProgress::start(d.work_items(), engine.name());
     let start = Instant::now();
-    let result = engine.run(&kernel, &dispatch.dispatch()?, &mem);
+    let result = engine.run(&kernel, &d, &mem);
     let elapsed = start.elapsed();
+    drop(progress);
     for (i, (addr, v)) in bufs.iter().enumerate() {
         let bytes = mem.read_bytes(*addr, v.bytes.len())?;
-        println!("buf{i} = {}", TypedValues::format(v.elem, &bytes));
+        outln!("buf{i} = {}", TypedValues::format(v.elem, &bytes));
     }
     eprintln!("ran on {} in {elapsed:.2?}", engine.name());
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(fault) => {
             eprintln!("fault: {fault}");
-            Ok(ExitCode::from(2))
+            Ok(fault_exit())
         }
     }
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use wavejit::bench::{Target, figure};
 
-use super::CliError;
+use super::{CliError, show_progress};
 
 fn load(l: Option<f64>) -> String {
     l.map_or_else(|| "unknown".into(), |v| format!("{v:.2}"))
@@ -13,7 +13,19 @@ fn load(l: Option<f64>) -> String {
 /// Prints the report; fails (exit code 1) when a row failed, so that a side
 /// that disagrees with the JIT cannot pass unnoticed.
 pub fn run(json: bool) -> Result<ExitCode, CliError> {
-    let report = wavejit::bench::quick_report();
+    // Progress only for a person watching: stderr of CI logs and pipes stays clean.
+    let report = if show_progress() {
+        let total = wavejit::bench::QUICK_STEPS.len();
+        let mut n = 0;
+        let report = wavejit::bench::quick_report_with(&mut |step| {
+            n += 1;
+            eprint!("\r\x1b[Kbench: {step} ({n}/{total})");
+        });
+        eprint!("\r\x1b[K");
+        report
+    } else {
+        wavejit::bench::quick_report()
+    };
     let rows = &report.rows;
     // The figures mean little on a busy machine: the load comes first.
     let start = format!("load average (1 min) at start: {}", load(report.load_start));
@@ -21,7 +33,7 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
         // stdout stays one JSON object.
         eprintln!("{start}");
     } else {
-        println!("{start}");
+        outln!("{start}");
     }
     if json {
         let fields: Vec<String> = rows
@@ -31,9 +43,9 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
                 format!("\"{}\": {}", r.key, json_number(v))
             })
             .collect();
-        println!("{{{}}}", fields.join(", "));
+        outln!("{{{}}}", fields.join(", "));
     } else {
-        println!(
+        outln!(
             "SIMD twins: {}; 1-thread rows in thread CPU time, 2-thread rows in process CPU \
              time, speedups in wall time; median of {} alternated runs, each after {} ms of \
              untimed runs of the same side",
@@ -41,12 +53,15 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
             wavejit::bench::timing::REPS,
             wavejit::bench::timing::WARM.as_millis()
         );
-        println!(
+        outln!(
             "{:<34} {:>10}  {:<8} {:<6} note",
-            "measure", "value", "target", "status"
+            "measure",
+            "value",
+            "target",
+            "status"
         );
         for r in rows {
-            println!(
+            outln!(
                 "{:<34} {:>9}{:<2} {:<8} {:<6} {}",
                 r.key,
                 figure(r.value, 3),
@@ -57,7 +72,7 @@ pub fn run(json: bool) -> Result<ExitCode, CliError> {
             );
         }
         let misses = rows.iter().filter(|r| r.status() == "MISS").count();
-        println!(
+        outln!(
             "{misses} of {} targets missed; load average (1 min) at end: {} (includes this run)",
             rows.iter().filter(|r| r.target != Target::None).count(),
             load(report.load_end)

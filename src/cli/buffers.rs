@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use super::UsageError;
+
 /// Element type of a buffer given on the command line.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Elem {
@@ -127,8 +129,13 @@ pub struct TypedValues {
 }
 
 impl TypedValues {
-    /// Parses `TYPE:V,V,...` where an item may be `V*N` (N copies).
-    pub fn parse(spec: &str) -> Result<TypedValues, String> {
+    /// Parses `TYPE:V,V,...` where an item may be `V*N` (N copies); a value
+    /// that does not parse is a usage error.
+    pub fn parse(spec: &str) -> Result<TypedValues, UsageError> {
+        TypedValues::parse_text(spec).map_err(UsageError)
+    }
+
+    fn parse_text(spec: &str) -> Result<TypedValues, String> {
         let (ty, values) = spec
             .split_once(':')
             .ok_or_else(|| format!("`{spec}`: expected TYPE:VALUES, e.g. f32:1,2,3"))?;
@@ -175,8 +182,13 @@ impl TypedValues {
     }
 }
 
-/// Parses `X,Y,Z` (missing trailing dimensions are 1).
-pub fn parse_dims(s: &str) -> Result<[u32; 3], String> {
+/// Parses `X,Y,Z` (missing trailing dimensions are 1); a usage error if it
+/// does not parse.
+pub fn parse_dims(s: &str) -> Result<[u32; 3], UsageError> {
+    dims_text(s).map_err(UsageError)
+}
+
+fn dims_text(s: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("`{s}`: expected X[,Y[,Z]]"));

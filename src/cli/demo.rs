@@ -66,8 +66,8 @@ pub fn run() -> Result<ExitCode, CliError> {
     let jit = Jit::default();
     let mem = AddressSpace::new();
 
-    println!("== wavejit demo: an IR kernel on the Cranelift JIT ==");
-    println!("{AFFINE}");
+    outln!("== wavejit demo: an IR kernel on the Cranelift JIT ==");
+    outln!("{AFFINE}");
 
     // Small: a*2+1 over four values.
     let input = [1.0f32, 2.0, 3.0, 4.0];
@@ -78,7 +78,7 @@ pub fn run() -> Result<ExitCode, CliError> {
     d.uniforms = uniforms(x, y, 2.0, 1.0, 4);
     jit.run(&kernel, &d, &mem)?;
     let out = mem.read_f32s(y, 4)?;
-    println!("x*2+1: input {input:?} -> output {out:?}");
+    outln!("x*2+1: input {input:?} -> output {out:?}");
     let want: Vec<f32> = input.iter().map(|v| v * 2.0 + 1.0).collect();
     if out != want {
         return Err(format!("wrong result: expected {want:?}").into());
@@ -116,11 +116,11 @@ pub fn run() -> Result<ExitCode, CliError> {
         .iter()
         .zip(&native)
         .all(|(a, b)| a.to_bits() == b.to_bits());
-    println!(
+    outln!(
         "x*1.5-3 over {n} floats: first run {first:.2?} (with compile), cached {cached:.2?} on {} thread(s), native Rust in place {native_time:.2?} on 1 thread (wall time; `wavejit bench` measures properly); bit-exact vs native: {exact}",
         jit.config().threads
     );
-    println!(
+    outln!(
         "ran on: {} (compiled kernels: {})",
         jit.name(),
         jit.compile_count()
@@ -129,11 +129,11 @@ pub fn run() -> Result<ExitCode, CliError> {
         return Err("JIT result differs from native Rust".into());
     }
 
-    println!();
-    println!("== ir3 (Adreno a630) through KGSL + PM4: a tinygrad capture ==");
+    outln!();
+    outln!("== ir3 (Adreno a630) through KGSL + PM4: a tinygrad capture ==");
     let t = Instant::now();
     let r = wavejit::demo_kgsl::replay_a2p1()?;
-    println!(
+    outln!(
         "tinygrad Tensor(x)*2+1: mesa-compiled a630 kernel at {:#x}, lifted and run on the JIT: input {:?} -> output {:?} ({:.2?})",
         r.shader_addr,
         r.input,
@@ -170,12 +170,14 @@ fn report<T: std::fmt::Debug + PartialEq>(
     r: &wavejit::demo_isa::Run<T>,
 ) -> Result<(), CliError> {
     for (name, input) in names.iter().zip(&r.inputs) {
-        println!("  input {name}: {}", ends(input, 4));
+        outln!("  input {name}: {}", ends(input, 4));
     }
-    println!("  output:  {}", ends(&r.output, 4));
-    println!(
+    outln!("  output:  {}", ends(&r.output, 4));
+    outln!(
         "  {} work-items in workgroups of {}: {:.2?} (lift + compile + run)",
-        r.grid, r.workgroup, r.elapsed
+        r.grid,
+        r.workgroup,
+        r.elapsed
     );
     if let Some(i) = (0..r.expected.len()).find(|&i| r.output.get(i) != r.expected.get(i)) {
         return Err(format!(
@@ -185,42 +187,42 @@ fn report<T: std::fmt::Debug + PartialEq>(
         )
         .into());
     }
-    println!("  matches native Rust: all {} values", r.expected.len());
+    outln!("  matches native Rust: all {} values", r.expected.len());
     Ok(())
 }
 
 fn rv32_mmio_section() -> Result<(), CliError> {
-    println!();
-    println!("== RV32 GPGPU through its MMIO registers (BAR0 control, BAR2 VRAM) ==");
-    println!(
+    outln!();
+    outln!("== RV32 GPGPU through its MMIO registers (BAR0 control, BAR2 VRAM) ==");
+    outln!(
         "driver: GLOBAL_CTRL=ENABLE; code -> VRAM 0; argument block [in=0x1000, out=0x2000] -> VRAM 0x100;"
     );
-    println!(
+    outln!(
         "        KERNEL_ADDR=0, GRID=(2,1,1), BLOCK=(32,1,1); DISPATCH; read GLOBAL_STATUS/ERROR_STATUS"
     );
-    println!("kernel: out[i] = 3 * in[i] + 7 (lw args from 0x100, IDs from the 0x80000000 window)");
+    outln!("kernel: out[i] = 3 * in[i] + 7 (lw args from 0x100, IDs from the 0x80000000 window)");
     let r = wavejit::demo_isa::mmio_rv32(64)?;
     report("RV32 via MMIO", &["in"], &r)
 }
 
 fn aql_sections() -> Result<(), CliError> {
     let agent = wavejit::demo_isa::aql_agent();
-    println!();
-    println!("== AGX (Apple G13) through an HSA AQL queue ==");
-    println!(
+    outln!();
+    outln!("== AGX (Apple G13) through an HSA AQL queue ==");
+    outln!(
         "kernel: out[i] = a[i] + b[i] + 7; kernarg qwords a, b, out = buffers in u0_u1, u2_u3, u4_u5"
     );
     let r = wavejit::demo_isa::aql_agx(&agent, 1000, 64)?;
     report("AGX via AQL", &["a", "b"], &r)?;
 
-    println!();
-    println!("== the same queue is ISA-neutral: RV32 and ir3 code objects ==");
-    println!(
+    outln!();
+    outln!("== the same queue is ISA-neutral: RV32 and ir3 code objects ==");
+    outln!(
         "RV32: out[i] = 3 * in[i] + 7; argument block at core address 0x100 (the device passes no pointer)"
     );
     let r = wavejit::demo_isa::aql_rv32(&agent, 1000, 128)?;
     report("RV32 via AQL", &["in"], &r)?;
-    println!(
+    outln!(
         "ir3 (a630): out[i] = a[i] + 2 * b[i]; kernarg pointers out, a, b = const file c0.x..c1.y"
     );
     let r = wavejit::demo_isa::aql_ir3(&agent, 1000)?;

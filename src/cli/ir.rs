@@ -8,8 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use wavejit::ir::{Dispatch, Engine, Kernel};
 use wavejit::runtime::AddressSpace;
 
-use super::CliError;
 use super::buffers::{TypedValues, parse_dims};
+use super::{CliError, fault_exit};
 
 #[derive(Subcommand)]
 pub enum IrCommand {
@@ -79,10 +79,10 @@ fn check(file: &Path) -> Result<ExitCode, CliError> {
     let kernel = load(file)?;
     let errors = wavejit::ir::verify::verify_all(&kernel);
     for e in &errors {
-        println!("{}: {e}", file.display());
+        outln!("{}: {e}", file.display());
     }
     if errors.is_empty() {
-        println!(
+        outln!(
             "{}: kernel `{}` ok ({} blocks, {} instructions)",
             file.display(),
             kernel.name,
@@ -118,19 +118,21 @@ fn run_kernel(a: RunArgs) -> Result<ExitCode, CliError> {
     dispatch.wave_size = a.wave;
     dispatch.uniforms = uniforms;
     let engine = a.engine.engine();
+    let progress = super::RunProgress::start(dispatch.work_items(), engine.name());
     let start = Instant::now();
     let result = engine.run(&kernel, &dispatch, &mem);
     let elapsed = start.elapsed();
+    drop(progress);
     for (i, (addr, v)) in bufs.iter().enumerate() {
         let bytes = mem.read_bytes(*addr, v.bytes.len())?;
-        println!("buf{i} = {}", TypedValues::format(v.elem, &bytes));
+        outln!("buf{i} = {}", TypedValues::format(v.elem, &bytes));
     }
     eprintln!("ran on {} in {elapsed:.2?}", engine.name());
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(fault) => {
             eprintln!("fault: {fault}");
-            Ok(ExitCode::from(2))
+            Ok(fault_exit())
         }
     }
 }

@@ -2,13 +2,28 @@
 //! instruction and nothing else, so output compares line by line with mesa/objdump.
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use wavejit::frontend::{agx, ir3};
 
-use super::CliError;
+use super::{CliError, usage};
+
+/// The bytes of `path`; the error names it.
+fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+/// The text of `path`; the error names it.
+fn read_text(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+/// Writes `bytes` to `path`; the error names it.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()).into())
+}
 
 #[derive(Subcommand)]
 pub enum Ir3Command {
@@ -65,7 +80,7 @@ pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
             labels,
         } => {
             let words: Vec<u64> = match file {
-                Some(path) => words_of(&std::fs::read(&path)?, &path)?,
+                Some(path) => words_of(&read(&path)?, &path)?,
                 None => hex
                     .iter()
                     .map(|h| parse_hex_u64(h))
@@ -85,9 +100,10 @@ pub fn ir3(cmd: Ir3Command) -> Result<ExitCode, CliError> {
             }
         }
         Ir3Command::Asm { file, output } => {
-            let words = ir3::assemble(&std::fs::read_to_string(&file)?)?;
+            let words = ir3::assemble(&read_text(&file)?)
+                .map_err(|e| format!("{}: {e}", file.display()))?;
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            std::fs::write(output, bytes)?;
+            write(&output, &bytes)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -98,18 +114,18 @@ pub fn agx(cmd: AgxCommand) -> Result<ExitCode, CliError> {
         AgxCommand::Run(args) => return super::agx_run::run(args),
         AgxCommand::Disasm { file, hex } => {
             let lines = match file {
-                Some(path) => agx::disasm_program(&std::fs::read(path)?)?,
+                Some(path) => agx::disasm_program(&read(&path)?)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
                 None => {
                     let mut lines = Vec::new();
                     for h in &hex {
                         let bytes = parse_hex_bytes(h)?;
-                        let (text, len) = agx::disasm(&bytes)?;
+                        let (text, len) = agx::disasm(&bytes).map_err(|e| format!("`{h}`: {e}"))?;
                         if len != bytes.len() {
-                            return Err(format!(
+                            return Err(usage(format!(
                                 "`{h}`: the instruction is {len} bytes, the argument {}",
                                 bytes.len()
-                            )
-                            .into());
+                            )));
                         }
                         lines.push(text);
                     }
@@ -117,12 +133,13 @@ pub fn agx(cmd: AgxCommand) -> Result<ExitCode, CliError> {
                 }
             };
             for line in lines {
-                println!("{line}");
+                outln!("{line}");
             }
         }
         AgxCommand::Asm { file, output } => {
-            let bytes = agx::assemble(&std::fs::read_to_string(&file)?)?;
-            std::fs::write(output, bytes)?;
+            let bytes =
+                agx::assemble(&read_text(&file)?).map_err(|e| format!("{}:{e}", file.display()))?;
+            write(&output, &bytes)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -146,19 +163,21 @@ fn words_of(bytes: &[u8], path: &std::path::Path) -> Result<Vec<u64>, CliError> 
 fn parse_hex_u64(s: &str) -> Result<u64, CliError> {
     let digits = s.trim_start_matches("0x").trim_start_matches("0X");
     u64::from_str_radix(digits, 16)
-        .map_err(|e| format!("`{s}` is not a 64-bit hex word: {e}").into())
+        .map_err(|e| usage(format!("`{s}` is not a 64-bit hex word: {e}")))
 }
 
 fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, CliError> {
     let digits = s.trim_start_matches("0x");
     if !digits.len().is_multiple_of(2) || digits.is_empty() {
-        return Err(format!("`{s}`: hex bytes need an even, non-zero number of digits").into());
+        return Err(usage(format!(
+            "`{s}`: hex bytes need an even, non-zero number of digits"
+        )));
     }
     (0..digits.len())
         .step_by(2)
         .map(|i| {
             u8::from_str_radix(&digits[i..i + 2], 16)
-                .map_err(|e| format!("`{s}` is not hex: {e}").into())
+                .map_err(|e| usage(format!("`{s}` is not hex: {e}")))
         })
         .collect()
 }

@@ -13,10 +13,13 @@ use clap::Subcommand;
 use wavejit::frontend::rv32::{self, DisasmOptions, LoadedImage};
 use wavejit::runtime::mmio::regs::{
     BLOCK_DIM_X, DISPATCH, ERROR_STATUS, GLOBAL_CTRL, GRID_DIM_X, KERNEL_ADDR_HI, KERNEL_ADDR_LO,
+    MAX_BLOCKS, MAX_THREADS_PER_BLOCK,
 };
-use wavejit::runtime::mmio::{DeviceConfig, EngineChoice, GpgpuDevice, LaneContext};
+use wavejit::runtime::mmio::{
+    DeviceConfig, DeviceFaultKind, EngineChoice, GpgpuDevice, LaneContext,
+};
 
-use super::CliError;
+use super::{CliError, exit, fault_exit, usage};
 
 #[derive(Subcommand)]
 pub enum Rv32Command {
@@ -92,11 +95,11 @@ pub fn run(cmd: Rv32Command) -> Result<ExitCode, CliError> {
             let engine = match engine.as_str() {
                 "jit" => EngineChoice::Jit,
                 "interp" => EngineChoice::Interpreter,
-                other => return Err(format!("unknown engine `{other}` (jit, interp)").into()),
+                other => return Err(usage(format!("unknown engine `{other}` (jit, interp)"))),
             };
             let opts = RunOptions {
-                grid: parse_dims(&grid)?,
-                block: parse_dims(&block)?,
+                grid: parse_dims(&grid, "--grid")?,
+                block: parse_dims(&block, "--block")?,
                 init: init
                     .iter()
                     .map(|s| parse_init(s))
@@ -146,7 +149,7 @@ fn disasm(
             );
         }
     }
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -157,29 +160,61 @@ fn parse_u64(s: &str) -> Result<u64, CliError> {
         Some(h) => u64::from_str_radix(h, 16),
         None => t.parse(),
     };
-    r.map_err(|_| format!("`{s}` is not a number (decimal or 0x-hex)").into())
+    r.map_err(|_| usage(format!("`{s}` is not a number (decimal or 0x-hex)")))
 }
 
 fn parse_addr(s: &str) -> Result<u32, CliError> {
-    u32::try_from(parse_u64(s)?).map_err(|_| format!("address `{s}` exceeds 32 bits").into())
+    u32::try_from(parse_u64(s)?).map_err(|_| usage(format!("address `{s}` exceeds 32 bits")))
 }
 
-fn parse_dims(s: &str) -> Result<[u32; 3], CliError> {
+/// `X[,Y[,Z]]` of option `what`, within the device's limits (datasheet:
+/// at most 8,192 threads per block and 524,288 blocks, none of them 0).
+fn parse_dims(s: &str, what: &str) -> Result<[u32; 3], CliError> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("`{s}`: want X[,Y[,Z]]").into());
+        return Err(usage(format!("{what} `{s}`: want X[,Y[,Z]]")));
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
-        d[i] = u32::try_from(parse_u64(p)?).map_err(|_| format!("`{p}` exceeds 32 bits"))?;
+        d[i] = u32::try_from(parse_u64(p)?)
+            .map_err(|_| usage(format!("{what} `{p}` exceeds 32 bits")))?;
+    }
+    if d.contains(&0) {
+        return Err(usage(format!("{what} `{s}`: a dimension is 0")));
+    }
+    let n: u64 = d.iter().map(|&x| u64::from(x)).product();
+    let (limit, unit) = if what == "--block" {
+        (MAX_THREADS_PER_BLOCK, "threads per block")
+    } else {
+        (MAX_BLOCKS, "blocks")
+    };
+    if n > limit {
+        return Err(usage(format!(
+            "{what} `{s}`: {} {unit} exceed the device's limit of {}",
+            grouped(n),
+            grouped(limit)
+        )));
     }
     Ok(d)
+}
+
+/// `n` with thousands separators (8,192).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn parse_init(s: &str) -> Result<(PathBuf, u32), CliError> {
     let (file, addr) = s
         .rsplit_once('@')
-        .ok_or_else(|| format!("--init `{s}`: want FILE@ADDR"))?;
+        .ok_or_else(|| usage(format!("--init `{s}`: want FILE@ADDR")))?;
     Ok((PathBuf::from(file), parse_addr(addr)?))
 }
 
@@ -196,7 +231,7 @@ fn parse_dump(s: &str) -> Result<DumpSpec, CliError> {
     };
     let (addr, len) = range
         .split_once(':')
-        .ok_or_else(|| format!("--dump `{s}`: want ADDR:LEN[=OUTFILE]"))?;
+        .ok_or_else(|| usage(format!("--dump `{s}`: want ADDR:LEN[=OUTFILE]")))?;
     Ok(DumpSpec {
         addr: parse_addr(addr)?,
         len: parse_addr(len)?,
@@ -245,7 +280,10 @@ fn bar2_write(dev: &mut GpgpuDevice, addr: u32, data: &[u8], what: &str) -> Resu
 fn bar2_read(dev: &GpgpuDevice, addr: u32, len: u32) -> Result<Vec<u8>, CliError> {
     let end = u64::from(addr) + u64::from(len);
     if end > dev.vram_size() {
-        return Err(format!("--dump {addr:#x}:{len:#x} runs past the end of VRAM").into());
+        return Err(usage(format!(
+            "--dump {addr:#x}:{len:#x} runs past the end of the {:#x}-byte VRAM",
+            dev.vram_size()
+        )));
     }
     Ok((0..u64::from(len))
         .map(|i| dev.mmio_read(2, u64::from(addr) + i, 1) as u8)
@@ -292,7 +330,15 @@ fn run_kernel(file: &PathBuf, o: &RunOptions) -> Result<ExitCode, CliError> {
         w0(&mut dev, GRID_DIM_X + 4 * i as u64, o.grid[i]);
         w0(&mut dev, BLOCK_DIM_X + 4 * i as u64, o.block[i]);
     }
+    let lanes: u128 = o
+        .grid
+        .iter()
+        .chain(&o.block)
+        .map(|&d| u128::from(d))
+        .product();
+    let progress = super::RunProgress::start(lanes, "the RV32 device");
     w0(&mut dev, DISPATCH, 1);
+    drop(progress);
     let error_status = dev.mmio_read(0, ERROR_STATUS, 4) as u32;
     let fault = dev.last_fault().cloned();
     if error_status != 0 && fault.is_none() {
@@ -320,11 +366,12 @@ fn run_kernel(file: &PathBuf, o: &RunOptions) -> Result<ExitCode, CliError> {
     } else {
         text_report(fault.as_ref(), &dumps, &lanes)
     };
-    print!("{text}");
-    Ok(if fault.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    out!("{text}");
+    Ok(match fault.map(|f| f.kind) {
+        None => ExitCode::SUCCESS,
+        // The program could not be lifted: input that does not decode.
+        Some(DeviceFaultKind::Lift(_)) => ExitCode::from(exit::INPUT),
+        Some(_) => fault_exit(),
     })
 }
 

@@ -6,8 +6,9 @@ use crate::agx::DecodeError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LiftError {
-    /// The bytes at `pc` are not a valid G13 instruction.
-    #[error("agx lift: {0}")]
+    /// The bytes at `pc` are not a valid G13 instruction. Shown as the
+    /// decoder's message, which already starts with `agx:`.
+    #[error(transparent)]
     Decode(#[from] DecodeError),
     /// A valid instruction the compute lifter does not handle (graphics, texture,
     /// stack or an undocumented variant).

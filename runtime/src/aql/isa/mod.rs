@@ -38,8 +38,15 @@ pub fn register_all(agent: &Agent) {
     agent.register_backend(Arc::new(AgxBackend::default()));
 }
 
+/// `isa: message`, the ISA said once (AGX decode errors already start with it).
 fn invalid_code(isa: &str, message: impl std::fmt::Display) -> AqlError {
-    AqlError::new(Status::INVALID_CODE_OBJECT, format!("{isa}: {message}"))
+    let message = message.to_string();
+    let text = if message.starts_with(&format!("{isa}:")) {
+        message
+    } else {
+        format!("{isa}: {message}")
+    };
+    AqlError::new(Status::INVALID_CODE_OBJECT, text)
 }
 
 /// The descriptor's wave size, which must be one this ISA runs (0 = `default`).
