@@ -55,11 +55,12 @@ mod plan;
 #[cfg(target_arch = "x86_64")]
 mod preserving;
 mod run;
+mod workers;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Dispatch, Engine, Fault, GlobalMemory, Kernel};
@@ -124,7 +125,9 @@ pub struct JitConfig {
     pub core: Core,
     /// Lanes per batch: as many whole workgroups as fit side by side (at least one).
     pub batch_lanes: usize,
-    /// Worker threads for dispatches of several batches.
+    /// Worker threads for dispatches of several batches: the calling thread
+    /// and `threads - 1` pooled ones, started by the first dispatch that uses
+    /// them and kept until the [`Jit`] is dropped.
     pub threads: usize,
     /// Dispatches whose kernel is not compiled yet and whose lanes x instructions
     /// stay below this run on the interpreter (compile cost would dominate).
@@ -133,8 +136,8 @@ pub struct JitConfig {
     /// several lanes at once in vector registers; 0 keeps every run scalar.
     pub vector_min_ops: usize,
     /// Dispatches with fewer lanes x instructions than this run on the calling
-    /// thread alone: starting a thread costs tens of microseconds, and on a busy
-    /// machine waiting for it to be scheduled costs milliseconds.
+    /// thread alone: waking a pooled thread costs about 10 us (a new one 50),
+    /// and on a busy machine waiting for it to be scheduled costs milliseconds.
     pub parallel_min_work: u64,
     /// Kernels compile at [`Tier::Baseline`] first and are recompiled at
     /// [`Tier::Optimized`] once they have run this many lanes in total; a
@@ -225,6 +228,9 @@ pub struct Jit {
     evictions: AtomicUsize,
     /// Ticks once per use of a compilation (its `last_used` stamp).
     clock: AtomicU64,
+    /// The worker threads beside the caller's, started by the first dispatch
+    /// that uses them (`None` inside when the system refused the threads).
+    pool: OnceLock<Option<workers::Pool>>,
 }
 
 /// Set (to anything) in tests and CI: a verified kernel the JIT cannot compile
@@ -257,7 +263,19 @@ impl Jit {
             lane_core_fallbacks: AtomicUsize::new(0),
             evictions: AtomicUsize::new(0),
             clock: AtomicU64::new(0),
+            pool: OnceLock::new(),
         }
+    }
+
+    /// The threads a dispatch with `threads` workers runs on.
+    fn workers(&self, threads: usize) -> workers::Workers<'_> {
+        let pool = (threads > 1)
+            .then(|| {
+                self.pool
+                    .get_or_init(|| workers::Pool::start(self.config.threads.max(2) - 1))
+            })
+            .and_then(|p| p.as_ref()?.threads());
+        workers::Workers { threads, pool }
     }
 
     /// Bytes the kernel cache holds now ([`Compiled::bytes`] summed).
@@ -645,7 +663,7 @@ impl Engine for Jit {
         };
         let c = self.tiered_up(c, kernel, lanes);
         let before = c.bytes();
-        let result = run::run_dispatch(&c, kernel, dispatch, memory, threads);
+        let result = run::run_dispatch(&c, kernel, dispatch, memory, self.workers(threads));
         // A first dispatch pools its batch buffers (and may compile the lane
         // core's code): the cache grew without a compile.
         if c.bytes() > before {

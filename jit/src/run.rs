@@ -20,6 +20,7 @@ use crate::JitError;
 use crate::compiled::Compiled;
 use crate::exec::{LaneFault, Runner};
 use crate::gang::exec::GangRunner;
+use crate::workers::Workers;
 
 /// Batches between two looks at the dispatch budget: a clock read costs about
 /// a sixth of the smallest batch (256 lanes of a 3-instruction kernel on the
@@ -60,25 +61,25 @@ pub fn run_dispatch(
     kernel: &Kernel,
     dispatch: &Dispatch,
     memory: &dyn GlobalMemory,
-    threads: usize,
+    workers: Workers<'_>,
 ) -> Result<Result<(), Fault>, JitError> {
     // The runners snapshot region pointers for the whole dispatch; the pin keeps
     // them mapped even if another thread frees their allocations meanwhile.
     let _pin = Pinned::new(memory);
     if let Some(code) = c.gang.as_ref().filter(|g| g.takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
-        return Ok(run_batches(c, kernel, dispatch, threads, make));
+        return Ok(run_batches(c, kernel, dispatch, workers, make));
     }
     c.lane_code()?;
     let make = || Runner::new(c, kernel, dispatch, memory, c.take_buffers());
-    Ok(run_batches(c, kernel, dispatch, threads, make))
+    Ok(run_batches(c, kernel, dispatch, workers, make))
 }
 
 fn run_batches<R: Batches>(
     c: &Compiled,
     kernel: &Kernel,
     dispatch: &Dispatch,
-    threads: usize,
+    workers: Workers<'_>,
     make: impl Fn() -> R + Sync,
 ) -> Result<(), Fault> {
     let wg_lanes = dispatch.lanes_per_workgroup() as usize;
@@ -105,7 +106,7 @@ fn run_batches<R: Batches>(
         *ticks = (*ticks + 1) % CLOCK_EVERY;
         runner.run_batch(first, count)
     };
-    let threads = (threads.max(1) as u64).min(batches) as usize;
+    let threads = (workers.threads.max(1) as u64).min(batches) as usize;
     if threads == 1 {
         let mut runner = make();
         let mut ticks = 0;
@@ -155,13 +156,7 @@ fn run_batches<R: Batches>(
         }
         runner.finish();
     };
-    std::thread::scope(|scope| {
-        // The calling thread is one of the workers: one spawn fewer per dispatch.
-        for _ in 1..threads {
-            scope.spawn(worker);
-        }
-        worker();
-    });
+    workers.run(threads, &worker);
     match best.into_inner() {
         Ok(Some((_, fault))) => Err(fault),
         Ok(None) => Ok(()),
