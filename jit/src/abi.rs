@@ -4,10 +4,10 @@
 //! one slot per lane in the register slab: value `v` of lane `l` lives at
 //! `regs[v * lanes + l]` as its bits zero-extended to 64 (the IR's value
 //! representation). Per-lane state and builtins live in [`LaneRec`].
+//!
+//! A leaf: it names no other module of the crate, so it can be read first.
 
 use std::mem::offset_of;
-
-use crate::exec::HostCtx;
 
 /// Program counter of a lane that exited or faulted.
 pub const PC_DEAD: u32 = u32::MAX;
@@ -67,7 +67,9 @@ pub struct BatchCtx {
     pub uniforms: *const u8,
     pub uniforms_len: u64,
     pub step_limit: u64,
-    pub host: *const HostCtx<'static>,
+    /// The runner's host context (`host::HostCtx`), for the helpers;
+    /// compiled code only passes it on.
+    pub host: *const u8,
     pub workgroup_size: [u32; 3],
     pub num_workgroups: [u32; 3],
     pub wave_size: u32,

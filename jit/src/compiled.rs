@@ -7,11 +7,10 @@ use cranelift_entity::SecondaryMap;
 use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Type};
 
 use crate::Tier;
+use crate::buffers::{Buffers, GangBuffers};
 use crate::codegen::{CompiledCode, compile};
 use crate::error::JitError;
-use crate::exec::Buffers;
 use crate::gang::GangCode;
-use crate::gang::exec::GangBuffers;
 use crate::plan::{PcKind, Plan};
 
 /// A kernel compiled for batches of a given number of lanes.

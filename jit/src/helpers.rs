@@ -7,10 +7,10 @@
 
 use wavejit_ir::semantics::atomic::atomic_rmw;
 use wavejit_ir::semantics::eval_pure;
-use wavejit_ir::{Access, AtomicOp, Inst};
+use wavejit_ir::{AtomicOp, Inst};
 
 use crate::abi::{BatchCtx, GcEntry};
-use crate::exec::HostCtx;
+use crate::host::HostCtx;
 use crate::plan::const_bits;
 
 /// Atomic operations in the order compiled code encodes them.
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn wj_global_ptr(
     // SAFETY: the caller passes the running batch's context.
     let batch = unsafe { &mut *batch };
     // SAFETY: `host` points to the runner's live `HostCtx`.
-    let host = unsafe { &*batch.host };
+    let host = unsafe { &*batch.host.cast::<HostCtx<'static>>() };
     match host.global_ptr(addr, len, write != 0) {
         Some((p, region)) => {
             if let Some(r) = region {
@@ -218,9 +218,4 @@ pub unsafe extern "C" fn wj_global_atomic(
 /// The new value of an atomic (`semantics::atomic::atomic_rmw`), for shared memory.
 pub extern "C" fn wj_rmw(op: u32, bytes: u32, old: u64, a: u64, b: u64) -> u64 {
     atomic_rmw(atomic_op(op), bytes, old, a, b)
-}
-
-/// The access kind of a global load or store.
-pub fn access(write: bool) -> Access {
-    if write { Access::Write } else { Access::Read }
 }

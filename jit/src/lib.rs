@@ -14,7 +14,7 @@
 //!   Memory accesses with consecutive addresses inside one region are one
 //!   vector access per four lanes; everything not inlined goes lane by lane
 //!   through helpers built on the interpreter's own definitions.
-//! - the **lane core** (`codegen`, `exec`): `fn(ctx, seg, list, n, limit)`
+//! - the **lane core** (`codegen`, `run::lane`): `fn(ctx, seg, list, n, limit)`
 //!   runs a segment for a list of co-active lanes, lane by lane (values inside
 //!   a run are SSA values, others in a per-lane slab; long pure i32/f32
 //!   stretches run 16 lanes at a time), scheduled from Rust. It compiles in a
@@ -27,8 +27,15 @@
 //! schedule (per workgroup, waves in order, lowest pc first, parked lanes
 //! released after a round), so both give its bits, faults included (FAULT
 //! RULE: the lowest faulting lane wins). `run` splits a dispatch into
-//! batches over threads (bit-identical to one thread); [`Jit`] caches compiled
-//! kernels by content and batch width.
+//! batches over threads (bit-identical to one thread) and holds each core's
+//! runner (`run::gang`, `run::lane`: the Rust side of a batch); [`Jit`]
+//! caches compiled kernels by content and batch width.
+//!
+//! Modules, leaves first (no module names one that names it back): `abi` (the
+//! memory layout compiled code shares with Rust, read it first), `cpu`,
+//! `plan`, `host` (what helpers see of a running dispatch), `helpers`,
+//! `codegen` (lane core), `gang` (gang core: its ABI, lowering and helpers),
+//! `buffers`, `compiled`, `workers`, `run`.
 //!
 //! Inline in the lane core's code: constants, builtins, every integer op (division
 //! without traps), compares, selects, casts, control flow with parallel block
@@ -45,12 +52,14 @@
 //! atomic value rule for shared memory.
 
 mod abi;
+mod buffers;
 mod codegen;
 mod compiled;
+mod cpu;
 mod error;
-mod exec;
 mod gang;
 mod helpers;
+mod host;
 mod plan;
 #[cfg(target_arch = "x86_64")]
 mod preserving;
@@ -507,7 +516,7 @@ impl Jit {
             self.touch(c, None);
             return Ok(c.clone());
         }
-        wavejit_ir::verify::verify(kernel).map_err(|e| JitError::Unverified(e.to_string()))?;
+        wavejit_ir::verify::verify(kernel)?;
         let c = Arc::new(Compiled::new(
             kernel,
             key.1,

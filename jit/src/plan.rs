@@ -284,7 +284,7 @@ pub fn vector_op(kernel: &Kernel, inst: Inst) -> bool {
                 && (matches!(op, FUnOp::Neg | FUnOp::Abs)
                     || (*op == FUnOp::Sqrt && mode.round == Round::NearestEven))
         }
-        InstKind::Fma { mode } => f32s() && plain(mode) && crate::codegen::host_has("fma"),
+        InstKind::Fma { mode } => f32s() && plain(mode) && crate::cpu::host_has("fma"),
         _ => false,
     }
 }

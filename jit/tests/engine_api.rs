@@ -5,6 +5,7 @@ mod support;
 
 use support::{BUF, run_on};
 use wavejit_ir::interp::Interpreter;
+use wavejit_ir::verify::VerifyError;
 use wavejit_ir::{
     AddrSpace, Builder, Builtin, CastOp, Dispatch, Engine, IBinOp, InstKind, Kernel, MemAccess,
     Type,
@@ -128,7 +129,17 @@ fn unverified_kernels_get_the_interpreters_answer() {
     assert_eq!(got.fault, want.fault);
     assert!(got.fault.is_some());
     assert_eq!(jit.compile_count(), 0);
-    assert!(jit.compile(&k, 4).is_err());
+    // The refusal keeps the verifier's error as its source, for matching.
+    let err = match jit.compile(&k, 4) {
+        Ok(_) => panic!("an unverified kernel compiled"),
+        Err(e) => e,
+    };
+    let source = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<VerifyError>());
+    let Some(verify) = source else {
+        panic!("no VerifyError source: {err:?}");
+    };
+    assert_eq!(verify, &wavejit_ir::verify::verify(&k).unwrap_err());
+    assert!(matches!(err, wavejit_jit::JitError::Unverified(_)));
 }
 
 /// Kernels start at the baseline tier and are recompiled optimized once they

@@ -11,7 +11,8 @@ use cranelift_codegen::ir::{
 };
 use wavejit_ir::{Denorm, FBinOp, FUnOp, FloatCC, FloatMode, Inst, InstKind, NanMode, Round, Type};
 
-use super::{Lower, host_has};
+use super::Lower;
+use crate::cpu::host_has;
 use crate::error::JitError;
 
 /// Bit layout of an IEEE format held in an integer SSA value.

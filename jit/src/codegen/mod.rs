@@ -82,17 +82,6 @@ pub fn cl_ty(t: Type) -> ir::Type {
     }
 }
 
-/// Host features the inline paths rely on (Cranelift otherwise emits libcalls).
-pub(crate) fn host_has(feature: &str) -> bool {
-    match feature {
-        #[cfg(target_arch = "x86_64")]
-        "fma" => std::arch::is_x86_feature_detected!("fma"),
-        #[cfg(target_arch = "x86_64")]
-        "sse4.1" => std::arch::is_x86_feature_detected!("sse4.1"),
-        _ => false,
-    }
-}
-
 type Isa = std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa>;
 
 /// The host ISA for `tier`, built once per process: detecting the CPU and

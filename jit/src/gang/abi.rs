@@ -69,7 +69,7 @@ pub struct GangCtx {
     pub entry_of_pc: *const u32,
     /// Inline region caches, one per global access site (as `crate::abi::GcEntry`).
     pub gc: *mut GcEntry,
-    /// The runner's host context (`gang::exec::GangHost`), for the helpers.
+    /// The runner's host context (`gang::host::GangHost`), for the helpers.
     pub host: *const u8,
     /// Set to 1 when a lane faults.
     pub faulted: u32,

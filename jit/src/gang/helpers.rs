@@ -17,7 +17,7 @@ use wavejit_ir::semantics::wave::eval_wave;
 use wavejit_ir::{AddrSpace, Inst, InstData, InstKind, Type};
 
 use super::abi::{GangCtx, PARKED, PC_DEAD, WATCHDOG_FAULT};
-use super::exec::{GangHost, slot_of};
+use super::host::{GangHost, slot_of};
 use crate::abi::GcEntry;
 use crate::helpers::{PURE_MAX_ARGS, PURE_MAX_RESULTS};
 

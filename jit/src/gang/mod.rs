@@ -18,8 +18,8 @@
 //! and compile time only.
 
 pub(crate) mod abi;
-pub(crate) mod exec;
 pub(crate) mod helpers;
+pub(crate) mod host;
 mod lower;
 
 use cranelift_codegen::ir::{AbiParam, UserFuncName, types};

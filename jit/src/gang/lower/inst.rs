@@ -65,7 +65,7 @@ pub(super) fn propagates_nan(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> boo
                 inline_mode(mode)
                     && matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div)
             }
-            InstKind::Fma { mode } => inline_mode(mode) && crate::codegen::host_has("fma"),
+            InstKind::Fma { mode } => inline_mode(mode) && crate::cpu::host_has("fma"),
             InstKind::FUnary { op, mode } => {
                 inline_mode(mode) && matches!(op, FUnOp::Neg | FUnOp::Abs | FUnOp::Sqrt)
             }
@@ -307,7 +307,7 @@ impl GLower<'_, '_> {
                 self.float_result(inst, mode, r, true).map(Some)
             }
             InstKind::Fma { mode }
-                if aty == Type::F32 && inline_mode(mode) && crate::codegen::host_has("fma") =>
+                if aty == Type::F32 && inline_mode(mode) && crate::cpu::host_has("fma") =>
             {
                 let a = self.fval(args[0], mode)?;
                 let b = self.fval(args[1], mode)?;

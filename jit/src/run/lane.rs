@@ -1,4 +1,4 @@
-//! The Rust side of a batch: lane setup, the lowest-pc-first scheduler that calls
+//! The lane core's Rust side of a batch: lane setup, the lowest-pc-first scheduler that calls
 //! compiled segments, barriers, cross-lane instructions and fault reports.
 //!
 //! The schedule is the interpreter's, per workgroup: in each round, wave 0 runs
@@ -7,120 +7,14 @@
 //! workgroup's wave keeps its own minimum pc and co-active set, and waves of
 //! different workgroups that share a minimum pc run in one call.
 
-use std::cell::Cell;
-use std::ptr::NonNull;
-
-use wavejit_ir::interp::MALFORMED_TRAP;
 use wavejit_ir::semantics::wave::eval_wave;
-use wavejit_ir::{
-    AccessCause, AddrSpace, Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, InstKind,
-    Kernel, LaneId, Region, Type,
-};
+use wavejit_ir::{Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, InstKind, Kernel, LaneId};
 
 use crate::abi::{BatchCtx, GcEntry, LaneRec, NO_FAULT, PC_DEAD, WATCHDOG_FAULT};
+use crate::buffers::Buffers;
 use crate::compiled::Compiled;
-use crate::helpers::access;
-use crate::plan::{PcKind, Plan};
-
-/// What host helpers need while a batch runs (one per worker thread).
-pub struct HostCtx<'a> {
-    pub kernel: &'a Kernel,
-    /// Argument types of every instruction, by instruction index.
-    pub arg_tys: &'a [Vec<Type>],
-    pub plan: &'a Plan,
-    pub memory: &'a dyn GlobalMemory,
-    regions: Option<Vec<Region>>,
-    last: Cell<usize>,
-}
-
-impl<'a> HostCtx<'a> {
-    pub fn new(
-        kernel: &'a Kernel,
-        arg_tys: &'a [Vec<Type>],
-        plan: &'a Plan,
-        memory: &'a dyn GlobalMemory,
-    ) -> HostCtx<'a> {
-        HostCtx {
-            kernel,
-            arg_tys,
-            plan,
-            memory,
-            regions: memory.regions(),
-            last: Cell::new(0),
-        }
-    }
-
-    /// Host pointer of `len` bytes at `addr`: from the region snapshot when one
-    /// contains the range (also returned, for the inline cache), else from
-    /// `translate` (which also decides refusals).
-    pub fn global_ptr(
-        &self,
-        addr: u64,
-        len: u64,
-        write: bool,
-    ) -> Option<(NonNull<u8>, Option<Region>)> {
-        if let Some(rs) = &self.regions {
-            let fits = |r: &Region| {
-                addr >= r.start
-                    && addr - r.start <= r.len
-                    && len <= r.len - (addr - r.start)
-                    && (!write || r.writable)
-            };
-            let hit = match rs.get(self.last.get()) {
-                Some(r) if fits(r) => Some(self.last.get()),
-                _ => {
-                    let i = rs.partition_point(|r| r.start <= addr);
-                    i.checked_sub(1).filter(|&k| fits(&rs[k]))
-                }
-            };
-            if let Some(k) = hit {
-                self.last.set(k);
-                let r = rs[k];
-                // SAFETY: the region holds `len` bytes from `addr` (checked above)
-                // and stays valid for the dispatch (`GlobalMemory::regions`).
-                let p = unsafe { r.host.as_ptr().add((addr - r.start) as usize) };
-                return NonNull::new(p).map(|p| (p, Some(r)));
-            }
-        }
-        self.memory
-            .translate(addr, len, access(write))
-            .ok()
-            .map(|p| (p, None))
-    }
-}
-
-/// The lowest faulting lane so far: (linear workgroup * lanes + local index, fault).
-pub type LaneFault = (u128, Fault);
-
-/// A worker's batch buffers. They are recycled across dispatches of one
-/// compiled kernel: allocating (and page-faulting in) a fresh register slab
-/// per dispatch costs more than a small dispatch runs.
-#[derive(Default)]
-pub struct Buffers {
-    regs: Vec<u64>,
-    recs: Vec<LaneRec>,
-    shared: Vec<u8>,
-    private: Vec<u8>,
-    parked: Vec<bool>,
-    list: Vec<u32>,
-    wave_min: Vec<u32>,
-    /// Second lowest pc of each workgroup's current wave.
-    wave_next: Vec<u32>,
-}
-
-impl Buffers {
-    /// Heap bytes the buffers hold (what a pooled set costs while cached).
-    pub fn bytes(&self) -> usize {
-        use std::mem::size_of;
-        self.regs.capacity() * size_of::<u64>()
-            + self.recs.capacity() * size_of::<LaneRec>()
-            + self.shared.capacity()
-            + self.private.capacity()
-            + self.parked.capacity()
-            + (self.list.capacity() + self.wave_min.capacity() + self.wave_next.capacity())
-                * size_of::<u32>()
-    }
-}
+use crate::host::{HostCtx, LaneFault, fault_kind};
+use crate::plan::PcKind;
 
 /// One worker's batch state, reused from batch to batch.
 pub struct Runner<'a> {
@@ -524,38 +418,5 @@ impl<'a> Runner<'a> {
 
     fn fault_kind(&self, inst: Inst, addr: u64) -> FaultKind {
         fault_kind(self.host.kernel, self.host.memory, inst, addr)
-    }
-}
-
-/// The fault of instruction `inst` refused at `addr`, derived like the
-/// interpreter: alignment first, then the range.
-pub fn fault_kind(kernel: &Kernel, memory: &dyn GlobalMemory, inst: Inst, addr: u64) -> FaultKind {
-    let (space, align, size, write) = match &kernel.insts[inst].kind {
-        InstKind::Load(a) => (a.space, a.align, a.total_bytes(), false),
-        InstKind::Store(a) => (a.space, a.align, a.total_bytes(), true),
-        InstKind::Atomic { space, ty, .. } => (*space, ty.bytes(), ty.bytes(), true),
-        InstKind::Trap { code } => return FaultKind::Trap { code: *code },
-        _ => {
-            return FaultKind::Trap {
-                code: MALFORMED_TRAP,
-            };
-        }
-    };
-    let cause = if align > 1 && !addr.is_multiple_of(u64::from(align)) {
-        AccessCause::Misaligned { align }
-    } else if space == AddrSpace::Global {
-        memory
-            .translate(addr, u64::from(size), access(write))
-            .err()
-            .unwrap_or(AccessCause::OutOfBounds)
-    } else {
-        AccessCause::OutOfBounds
-    };
-    FaultKind::Memory {
-        space,
-        addr,
-        size,
-        write,
-        cause,
     }
 }

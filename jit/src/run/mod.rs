@@ -18,9 +18,14 @@ use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel, Pinned};
 
 use crate::JitError;
 use crate::compiled::Compiled;
-use crate::exec::{LaneFault, Runner};
-use crate::gang::exec::GangRunner;
+use crate::host::LaneFault;
+
+mod gang;
+mod lane;
+
 use crate::workers::Workers;
+use gang::GangRunner;
+use lane::Runner;
 
 /// Batches between two looks at the dispatch budget: a clock read costs about
 /// a sixth of the smallest batch (256 lanes of a 3-instruction kernel on the

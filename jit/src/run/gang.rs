@@ -1,4 +1,4 @@
-//! The Rust side of a gang batch: per-lane arrays set up once per dispatch,
+//! The gang core's Rust side of a batch: per-lane arrays set up once per dispatch,
 //! lanes reset per batch, one compiled call per batch (it runs the rounds and
 //! releases barriers itself), and the fault report.
 //!
@@ -10,65 +10,12 @@
 
 use wavejit_ir::{Block, Dispatch, Fault, FaultKind, GlobalMemory, Inst, LaneId};
 
-use super::GangCode;
-use super::abi::{GangCtx, NO_FAULT, PAD, PC_DEAD, WATCHDOG_FAULT, WAVE_LANES};
 use crate::abi::GcEntry;
-use crate::exec::{HostCtx, LaneFault, fault_kind};
-
-/// What the gang helpers need while a batch runs (one per worker thread).
-pub struct GangHost<'a> {
-    pub hc: HostCtx<'a>,
-    pub dispatch: &'a Dispatch,
-    /// Lanes per batch.
-    pub lanes: usize,
-    /// Lanes per chunk of the compiled code.
-    pub chunk: usize,
-    /// Bytes of shared memory per slot and private memory per lane.
-    pub shared_bytes: usize,
-    pub private_bytes: usize,
-}
-
-/// A worker's gang batch buffers, recycled across dispatches of one kernel.
-#[derive(Default)]
-pub struct GangBuffers {
-    regs: Vec<u64>,
-    pc: Vec<u32>,
-    steps: Vec<u32>,
-    fault: Vec<u32>,
-    fault_addr: Vec<u64>,
-    local_index: Vec<u32>,
-    local: [Vec<u32>; 3],
-    lane_id: Vec<u32>,
-    wave_id: Vec<u32>,
-    wave_state: Vec<u32>,
-    wave_steps: Vec<u32>,
-    group: Vec<[u32; 4]>,
-    shared: Vec<u8>,
-    shared_ptr: Vec<u64>,
-    private: Vec<u8>,
-}
-
-impl GangBuffers {
-    /// Heap bytes the buffers hold (what a pooled set costs while cached).
-    pub fn bytes(&self) -> usize {
-        use std::mem::size_of;
-        let words = self.pc.capacity()
-            + self.steps.capacity()
-            + self.fault.capacity()
-            + self.local_index.capacity()
-            + self.local.iter().map(Vec::capacity).sum::<usize>()
-            + self.lane_id.capacity()
-            + self.wave_id.capacity()
-            + self.wave_state.capacity()
-            + self.wave_steps.capacity();
-        (self.regs.capacity() + self.fault_addr.capacity() + self.shared_ptr.capacity())
-            * size_of::<u64>()
-            + words * size_of::<u32>()
-            + self.group.capacity() * size_of::<[u32; 4]>()
-            + self.shared.capacity()
-            + self.private.capacity()
-    }
-}
+use crate::buffers::GangBuffers;
+use crate::gang::GangCode;
+use crate::gang::abi::{GangCtx, NO_FAULT, PAD, PC_DEAD, WATCHDOG_FAULT, WAVE_LANES};
+use crate::gang::host::GangHost;
+use crate::host::{HostCtx, LaneFault, fault_kind};
 
 /// One worker's gang batch state.
 pub struct GangRunner<'a> {
@@ -101,7 +48,7 @@ impl<'a> GangRunner<'a> {
         // Slab areas are read a chunk at a time; the last value's chunk may run
         // PAD lanes past its area.
         bufs.regs.resize(c.kernel.values.len().max(1) * n + PAD, 0);
-        bufs.pc.resize(super::abi::pc_lanes(n), PC_DEAD);
+        bufs.pc.resize(crate::gang::abi::pc_lanes(n), PC_DEAD);
         bufs.steps.resize(padded, 0);
         bufs.fault.resize(padded, NO_FAULT);
         bufs.fault_addr.resize(padded, 0);
@@ -282,9 +229,4 @@ impl<'a> GangRunner<'a> {
         };
         Some((key, fault))
     }
-}
-
-/// Lanes per slot of `kernel`: used by helpers to find a lane's slot.
-pub(crate) fn slot_of(host: &GangHost<'_>, lane: usize) -> usize {
-    lane / (host.dispatch.lanes_per_workgroup().max(1) as usize)
 }
