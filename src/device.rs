@@ -847,9 +847,10 @@ impl Device {
                 }
                 d.wave_size = *wave_size;
                 d.uniforms = args;
-                // Rest of the const file, then the (zero) descriptor bases.
-                d.uniforms
-                    .resize((consts + ir3::lift::info::BYTES) as usize, 0);
+                // Rest of the const file, then the (zero) descriptor bases of
+                // a dispatch that binds no descriptor.
+                let image = ir3::lift::DescriptorLayout::none().image_bytes();
+                d.uniforms.resize(image as usize, 0);
             }
             Extra::Rv32 { args: block, .. } => {
                 // The lifted instruction counter is the watchdog.

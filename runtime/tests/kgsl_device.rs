@@ -5,14 +5,18 @@ use std::ptr;
 use wavejit_runtime::AddressSpace;
 use wavejit_runtime::kgsl::KgslDevice;
 use wavejit_runtime::kgsl::pm4::packet::op;
-use wavejit_runtime::kgsl::pm4::{ComputeError, ComputeUnit, CsDispatch, type4, type7};
+use wavejit_runtime::kgsl::pm4::{
+    ComputeCause, ComputeError, ComputeUnit, CsDispatch, type4, type7,
+};
 use wavejit_runtime::kgsl::uapi::*;
 
 struct NoKernels;
 impl ComputeUnit for NoKernels {
     fn exec_cs(&mut self, _: &CsDispatch, _: &AddressSpace) -> Result<(), ComputeError> {
-        Err(ComputeError(
-            "kernel `k` faulted at pc 0x10: read of 4 bytes at 0x0 refused".into(),
+        let why = "faulted at pc 0x10: read of 4 bytes at 0x0 refused";
+        Err(ComputeError::new(
+            "kernel `k`",
+            ComputeCause::Other(why.into()),
         ))
     }
 }
@@ -257,7 +261,7 @@ fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
     assert!(
         dev.context_fault(ctx)
             .unwrap()
-            .contains("kernel `k` faulted at pc 0x10")
+            .contains("kernel `k`: faulted at pc 0x10")
     );
     assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
     // kgsl_check_context_state: later submits are refused, without a timestamp.
@@ -308,7 +312,7 @@ fn the_fault_is_appended_to_the_fault_log() {
     );
     assert_eq!(text, line);
     assert!(
-        text.contains("kernel `k` faulted at pc 0x10: read of 4 bytes at 0x0 refused"),
+        text.contains("kernel `k`: faulted at pc 0x10: read of 4 bytes at 0x0 refused"),
         "{text}"
     );
 }

@@ -7,7 +7,7 @@ use wavejit_runtime::AddressSpace;
 use wavejit_runtime::kgsl::ir3_unit::Ir3Unit;
 use wavejit_runtime::kgsl::pm4::packet::op;
 use wavejit_runtime::kgsl::pm4::{
-    CommandProcessor, CpErrorKind, RunOutcome, Submission, type4, type7,
+    CommandProcessor, ComputeCause, CpErrorKind, RunOutcome, Submission, type4, type7,
 };
 
 fn lo(a: u64) -> u32 {
@@ -182,6 +182,21 @@ fn a_kernel_fault_stops_the_ib_and_names_pc_and_register_mode() {
         text.contains("read of 4 bytes at global address 0x10"),
         "{text}"
     );
+    // The fault itself, typed, for an embedder to match on.
+    let ComputeCause::Fault(fault) = &e.cause else {
+        panic!("not a fault: {:?}", e.cause)
+    };
+    assert_eq!(fault.guest_pc, Some(0x11));
+    assert_eq!((fault.lane.workgroup, fault.lane.local), ([0; 3], [0; 3]));
+    assert!(matches!(
+        fault.kind,
+        wavejit_ir::FaultKind::Memory {
+            addr: 0x10,
+            size: 4,
+            write: false,
+            ..
+        }
+    ));
     assert_eq!(
         rig.mem.read_u32s(rig.signal, 1).expect("signal"),
         [0],
@@ -202,6 +217,10 @@ fn unsupported_instruction_surfaces_as_a_dispatch_error() {
         text.contains("unsupported in compute: bary.f at pc 0"),
         "{text}"
     );
+    let CpErrorKind::Compute(e) = &err.kind else {
+        panic!("{err}")
+    };
+    assert!(matches!(e.cause, ComputeCause::Lift(_)), "{:?}", e.cause);
     assert!(
         text.contains("forced by WAVEJIT_IR3_MERGEDREGS=1"),
         "{text}"

@@ -4,8 +4,8 @@ use wavejit_ir::AccessCause;
 use wavejit_runtime::AddressSpace;
 use wavejit_runtime::kgsl::pm4::packet::op;
 use wavejit_runtime::kgsl::pm4::{
-    CommandProcessor, ComputeError, ComputeUnit, CpErrorKind, CsDispatch, RunOutcome, Submission,
-    type4, type7,
+    CommandProcessor, ComputeCause, ComputeError, ComputeUnit, CpErrorKind, CsDispatch, RunOutcome,
+    Submission, type4, type7,
 };
 
 /// Records dispatches instead of running kernels.
@@ -19,7 +19,10 @@ impl ComputeUnit for Recorder {
     fn exec_cs(&mut self, d: &CsDispatch, _: &AddressSpace) -> Result<(), ComputeError> {
         self.dispatches.push(d.clone());
         match &self.fail {
-            Some(m) => Err(ComputeError(m.clone())),
+            Some(m) => Err(ComputeError::new(
+                "kernel `k`",
+                ComputeCause::Other(m.clone()),
+            )),
             None => Ok(()),
         }
     }
@@ -258,10 +261,17 @@ fn errors_name_the_ib_the_dword_and_the_cause() {
 #[test]
 fn a_failed_dispatch_is_an_error_of_the_submission() {
     let mut r = Rig::new();
-    r.cu.fail = Some("kernel `k` faulted".into());
+    r.cu.fail = Some("faulted".into());
     let (_, out) = r.submit(&[type4(0xb990, 1), 3, type7(op::EXEC_CS, 4), 0, 1, 1, 1]);
-    assert_eq!(
-        out.unwrap_err().kind,
-        CpErrorKind::Compute(ComputeError("kernel `k` faulted".into()))
+    let err = out.unwrap_err();
+    let want = ComputeError::new("kernel `k`", ComputeCause::Other("faulted".into()));
+    assert_eq!(err.kind, CpErrorKind::Compute(want.clone()));
+    let text = err.to_string();
+    assert!(
+        text.ends_with(" dword 2: compute dispatch failed: kernel `k`: faulted"),
+        "{text}"
     );
+    // The chain: submission error -> compute error -> its cause.
+    let source = std::error::Error::source(&err.kind).map(|s| s.to_string());
+    assert_eq!(source.as_deref(), Some("kernel `k`: faulted"));
 }

@@ -8,8 +8,8 @@
 //!   launch, stall on INVALID, INVALID written back before the read index moves,
 //!   barrier bit, acquire/release fences, completion = release fence + decrement.
 //! - [`Signal`]: int64 signals with waits (conditions, timeout, observed value).
-//! - [`CodeObject`]: the wavejit kernel-object descriptor; [`IsaBackend`] turns one
-//!   into an IR kernel (IR text now; AGX, ir3 and RV32 lifters plug in later).
+//! - [`CodeObject`]: the wavejit kernel-object descriptor; an [`IsaBackend`] turns
+//!   one into an IR kernel: IR text, and the RV32, ir3 and AGX lifters (`isa`).
 //! - Partial workgroups: [`guard`] wraps kernels so lanes outside the grid exit.
 
 pub mod agent;

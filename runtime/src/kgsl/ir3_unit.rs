@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use wavejit_frontend::ir3::lift::{self, CONST_BYTES, LiftConfig, UniformLayout};
+use wavejit_frontend::ir3::lift::{self, DescriptorLayout, LiftConfig};
 use wavejit_ir::{Budget, Dispatch, Engine, Kernel};
 use wavejit_jit::Jit;
 
-use super::pm4::{ComputeError, ComputeUnit, CsDispatch};
+use super::pm4::{ComputeCause, ComputeError, ComputeUnit, CsDispatch};
 use super::profile::{self, Phase};
 use crate::memory::AddressSpace;
 
@@ -88,53 +88,20 @@ impl Ir3Unit {
     }
 }
 
-/// The uniform image: const file, then the descriptors CP_LOAD_STATE6 loaded,
-/// then the descriptor base registers (`lift::info`: TEXMEMOBJ, UAV, the five
-/// bindless bases).
-fn uniforms(d: &CsDispatch) -> (Vec<u8>, UniformLayout) {
-    let mut u: Vec<u8> = Vec::with_capacity(CONST_BYTES as usize + 1024);
-    for c in d.state.consts.iter().take(CONST_BYTES as usize / 4) {
-        u.extend_from_slice(&c.to_le_bytes());
-    }
-    u.resize(CONST_BYTES as usize, 0);
-    let mut l = UniformLayout::default();
-    let words = |u: &mut Vec<u8>, w: &[u32]| {
-        for x in w {
-            u.extend_from_slice(&x.to_le_bytes());
-        }
+/// The uniform image of `d` (`lift::uniform_image`: const file, descriptors,
+/// base registers).
+fn uniforms(d: &CsDispatch) -> (Vec<u8>, DescriptorLayout) {
+    let s = &d.state;
+    let bound = lift::Descriptors {
+        textures: &s.textures,
+        samplers: &s.samplers,
+        uavs: &s.uavs,
+        ubos: &s.ubos,
+        texmemobj_base: d.texmemobj_base,
+        uav_base: d.uav_base,
+        bindless_base: d.bindless_base,
     };
-    l.tex_off = u.len() as u32;
-    l.tex_count = d.state.textures.len() as u32;
-    for t in &d.state.textures {
-        words(&mut u, t);
-    }
-    l.samp_off = u.len() as u32;
-    l.samp_count = d.state.samplers.len() as u32;
-    for s in &d.state.samplers {
-        words(&mut u, s);
-    }
-    l.uav_off = u.len() as u32;
-    l.uav_count = d.state.uavs.len() as u32;
-    for s in &d.state.uavs {
-        words(&mut u, s);
-    }
-    l.ubo_off = u.len() as u32;
-    l.ubo_count = d.state.ubos.len() as u32;
-    for b in &d.state.ubos {
-        u.extend_from_slice(&b.to_le_bytes());
-    }
-    // 8-byte aligned info block.
-    while !u.len().is_multiple_of(8) {
-        u.push(0);
-    }
-    l.info_off = u.len() as u32;
-    u.extend_from_slice(&d.texmemobj_base.to_le_bytes());
-    u.extend_from_slice(&d.uav_base.to_le_bytes());
-    for b in &d.bindless_base {
-        u.extend_from_slice(&b.to_le_bytes());
-    }
-    debug_assert_eq!(u.len() as u32, l.info_off + lift::info::BYTES);
-    (u, l)
+    lift::uniform_image(&s.consts, &bound)
 }
 
 impl ComputeUnit for Ir3Unit {
@@ -149,17 +116,19 @@ impl ComputeUnit for Ir3Unit {
         };
         let where_ = format!("ir3 kernel at {:#x}, {mode}", d.shader_addr);
         if d.shader_len > MAX_SHADER_BYTES {
-            return Err(ComputeError(format!(
-                "{where_}: shader of {} bytes (SP_CS_INSTR_SIZE {:#x} x 128) exceeds the \
-                 limit of {MAX_SHADER_BYTES} bytes",
-                d.shader_len,
-                d.shader_len / 128
-            )));
+            let cause = ComputeCause::ShaderTooLarge {
+                bytes: d.shader_len,
+                instr_size: d.shader_len / 128,
+                limit: MAX_SHADER_BYTES,
+            };
+            return Err(ComputeError::new(where_, cause));
         }
         let kernel_timer = profile::start(Phase::Kernel);
         let bytes = mem
             .read_bytes(d.shader_addr, d.shader_len as usize)
-            .map_err(|e| ComputeError(format!("{where_}: shader unreadable: {e}")))?;
+            .map_err(|e| {
+                ComputeError::new(&where_, ComputeCause::ShaderUnreadable(e.to_string()))
+            })?;
         let words: Vec<u64> = bytes
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
@@ -182,7 +151,7 @@ impl ComputeUnit for Ir3Unit {
         };
         let kernel = self
             .kernel(words, &cfg)
-            .map_err(|e| ComputeError(format!("{where_}: {e}")))?;
+            .map_err(|e| ComputeError::new(&where_, e))?;
         drop(kernel_timer);
         let dispatch = Dispatch {
             workgroups: d.groups,
@@ -195,6 +164,6 @@ impl ComputeUnit for Ir3Unit {
         let _run_timer = profile::start(Phase::Run);
         self.jit
             .run(&kernel, &dispatch, mem)
-            .map_err(|f| ComputeError(format!("{where_}: {f} (guest pc = ir3 instruction index)")))
+            .map_err(|f| ComputeError::new(where_, f))
     }
 }

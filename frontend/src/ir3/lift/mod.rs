@@ -52,10 +52,12 @@ pub mod layout {
     pub const MAX_WAVES: u32 = 32;
 }
 
-/// Where the dispatch-dependent data the kernel reads sits in the uniform space
-/// (after the const image). Offsets in bytes.
+/// Where the descriptors a dispatch binds sit in the uniform space (after the
+/// const image). Offsets in bytes. [`uniform_image`] builds the image and its
+/// layout; [`DescriptorLayout::none`] is the layout of a dispatch that binds
+/// nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct UniformLayout {
+pub struct DescriptorLayout {
     /// Texture descriptors (16 dwords each) loaded by CP_LOAD_STATE6.
     pub tex_off: u32,
     pub tex_count: u32,
@@ -74,7 +76,86 @@ pub struct UniformLayout {
     pub info_off: u32,
 }
 
-/// The info block at [`UniformLayout::info_off`]: raw 64-bit register values.
+impl DescriptorLayout {
+    /// No descriptor loaded and every base register 0: the info block follows
+    /// the const image.
+    pub fn none() -> DescriptorLayout {
+        DescriptorLayout {
+            tex_off: CONST_BYTES,
+            samp_off: CONST_BYTES,
+            uav_off: CONST_BYTES,
+            ubo_off: CONST_BYTES,
+            info_off: CONST_BYTES,
+            ..DescriptorLayout::default()
+        }
+    }
+
+    /// Bytes of the uniform image: up to the end of the info block.
+    pub fn image_bytes(&self) -> u32 {
+        self.info_off + info::BYTES
+    }
+}
+
+/// The descriptor state a dispatch binds: what CP_LOAD_STATE6 loaded and the
+/// SP_CS_*_BASE registers hold.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Descriptors<'a> {
+    pub textures: &'a [[u32; 16]],
+    pub samplers: &'a [[u32; 4]],
+    pub uavs: &'a [[u32; 16]],
+    pub ubos: &'a [u64],
+    /// SP_CS_TEXMEMOBJ_BASE.
+    pub texmemobj_base: u64,
+    /// SP_CS_UAV_BASE.
+    pub uav_base: u64,
+    /// SP_CS_BINDLESS_BASE[0..5].
+    pub bindless_base: [u64; info::BINDLESS_BASES as usize],
+}
+
+/// The uniform image a lifted kernel reads: the const file (`consts`, cut or
+/// zero-padded to [`CONST_BYTES`]), then the texture, sampler, UAV and UBO
+/// descriptors, then the 8-byte aligned [`info`] block; with its layout (what
+/// [`LiftConfig::uniforms`] must be for the kernel to find them).
+pub fn uniform_image(consts: &[u32], d: &Descriptors<'_>) -> (Vec<u8>, DescriptorLayout) {
+    let mut u: Vec<u8> = Vec::with_capacity(CONST_BYTES as usize + 1024);
+    for c in consts.iter().take(CONST_BYTES as usize / 4) {
+        u.extend_from_slice(&c.to_le_bytes());
+    }
+    u.resize(CONST_BYTES as usize, 0);
+    let words = |u: &mut Vec<u8>, w: &[u32]| {
+        for x in w {
+            u.extend_from_slice(&x.to_le_bytes());
+        }
+    };
+    let mut l = DescriptorLayout {
+        tex_off: u.len() as u32,
+        tex_count: d.textures.len() as u32,
+        ..DescriptorLayout::default()
+    };
+    d.textures.iter().for_each(|t| words(&mut u, t));
+    l.samp_off = u.len() as u32;
+    l.samp_count = d.samplers.len() as u32;
+    d.samplers.iter().for_each(|s| words(&mut u, s));
+    l.uav_off = u.len() as u32;
+    l.uav_count = d.uavs.len() as u32;
+    d.uavs.iter().for_each(|s| words(&mut u, s));
+    l.ubo_off = u.len() as u32;
+    l.ubo_count = d.ubos.len() as u32;
+    for b in d.ubos {
+        u.extend_from_slice(&b.to_le_bytes());
+    }
+    u.resize(u.len().next_multiple_of(8), 0);
+    l.info_off = u.len() as u32;
+    u.extend_from_slice(&d.texmemobj_base.to_le_bytes());
+    u.extend_from_slice(&d.uav_base.to_le_bytes());
+    for b in &d.bindless_base {
+        u.extend_from_slice(&b.to_le_bytes());
+    }
+    debug_assert_eq!(u.len() as u32, l.image_bytes());
+    (u, l)
+}
+
+/// The info block at [`DescriptorLayout::info_off`]: raw 64-bit register values.
 pub mod info {
     /// SP_CS_TEXMEMOBJ_BASE.
     pub const TEXMEMOBJ_BASE: u32 = 0;
@@ -110,7 +191,7 @@ pub struct LiftConfig {
     /// every `brac.N` (a6xx.xml: "bitmask of true/false conditions for brac.N
     /// instructions, bit N corresponds to brac.N").
     pub boolean_cf_mask: u32,
-    pub uniforms: UniformLayout,
+    pub uniforms: DescriptorLayout,
 }
 
 impl Default for LiftConfig {
@@ -124,7 +205,7 @@ impl Default for LiftConfig {
             private_size: 0,
             shared_size: 32 * 1024,
             boolean_cf_mask: 0,
-            uniforms: UniformLayout::default(),
+            uniforms: DescriptorLayout::default(),
         }
     }
 }

@@ -58,14 +58,7 @@ pub fn lift_config(private_size: u32, shared_size: u32) -> LiftConfig {
         boolean_cf_mask: 0,
         // Every descriptor table empty; the info block (TEXMEMOBJ / UAV /
         // bindless bases, all 0) follows the const file.
-        uniforms: lift::UniformLayout {
-            tex_off: CONST_BYTES,
-            samp_off: CONST_BYTES,
-            uav_off: CONST_BYTES,
-            ubo_off: CONST_BYTES,
-            info_off: CONST_BYTES,
-            ..lift::UniformLayout::default()
-        },
+        uniforms: lift::DescriptorLayout::none(),
     }
 }
 
@@ -114,7 +107,7 @@ impl IsaBackend for Ir3Backend {
                 let mut uniforms = UniformLayout::default();
                 uniforms.push(UniformSource::Kernargs { len }, 16);
                 // Rest of the const file (zero) and the info block.
-                uniforms.size = CONST_BYTES + lift::info::BYTES;
+                uniforms.size = cfg.uniforms.image_bytes();
                 Ok(LoadedKernel {
                     kernel,
                     uniforms,

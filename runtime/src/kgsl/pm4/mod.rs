@@ -6,6 +6,7 @@ pub mod state;
 
 pub use packet::{Header, HeaderError, decode_header, parity, type4, type7};
 pub use processor::{
-    CommandProcessor, ComputeError, ComputeUnit, CpError, CpErrorKind, RunOutcome, Submission,
+    CommandProcessor, ComputeCause, ComputeError, ComputeUnit, CpError, CpErrorKind, RunOutcome,
+    Submission,
 };
 pub use state::{CsDispatch, LoadedState, Registers};

@@ -16,11 +16,63 @@ pub trait ComputeUnit {
     fn exec_cs(&mut self, dispatch: &CsDispatch, mem: &AddressSpace) -> Result<(), ComputeError>;
 }
 
-/// A failed dispatch (a kernel fault, an unsupported instruction…), as text that
-/// names kernel, pc, lane and address.
+/// A failed dispatch: the kernel (e.g. its address and register mode) and why,
+/// the cause kept as the [`source`](std::error::Error::source) to match on.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ComputeError(pub String);
+#[error("{kernel}: {cause}")]
+pub struct ComputeError {
+    pub kernel: String,
+    #[source]
+    pub cause: ComputeCause,
+}
+
+/// Why a dispatch failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ComputeCause {
+    /// The shader is larger than the unit accepts.
+    #[error(
+        "shader of {bytes} bytes (SP_CS_INSTR_SIZE {instr_size:#x} x 128) exceeds the limit \
+         of {limit} bytes"
+    )]
+    ShaderTooLarge {
+        bytes: u64,
+        instr_size: u64,
+        limit: u64,
+    },
+    /// The shader's memory could not be read (the memory error's text).
+    #[error("shader unreadable: {0}")]
+    ShaderUnreadable(String),
+    /// The shader does not lift (names the instruction index and word).
+    #[error("{0}")]
+    Lift(#[source] Box<wavejit_frontend::ir3::lift::LiftError>),
+    /// The kernel faulted (names kernel, pc, lane and address).
+    #[error("{0} (guest pc = ir3 instruction index)")]
+    Fault(#[source] Box<wavejit_ir::Fault>),
+    /// Another compute unit's reason.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<wavejit_frontend::ir3::lift::LiftError> for ComputeCause {
+    fn from(e: wavejit_frontend::ir3::lift::LiftError) -> ComputeCause {
+        ComputeCause::Lift(Box::new(e))
+    }
+}
+
+impl From<wavejit_ir::Fault> for ComputeCause {
+    fn from(f: wavejit_ir::Fault) -> ComputeCause {
+        ComputeCause::Fault(Box::new(f))
+    }
+}
+
+impl ComputeError {
+    pub fn new(kernel: impl Into<String>, cause: impl Into<ComputeCause>) -> ComputeError {
+        ComputeError {
+            kernel: kernel.into(),
+            cause: cause.into(),
+        }
+    }
+}
 
 /// What went wrong in a submission, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -56,7 +108,7 @@ pub enum CpErrorKind {
     #[error("unsupported CP_LOAD_STATE6 source {src} for state type {ty}, block {block}")]
     LoadState { src: u32, ty: u32, block: u32 },
     #[error("compute dispatch failed: {0}")]
-    Compute(ComputeError),
+    Compute(#[source] ComputeError),
 }
 
 /// Where a submission stands: a stack of (IB address, length, next dword).
