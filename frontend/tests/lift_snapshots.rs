@@ -6,7 +6,13 @@
 //!
 //! Inputs: `.rv32` is one hex instruction word per line (`#` comments), lifted
 //! for 64 blocks of 256 threads; `.agx` and `.ir3` are assembly in the
-//! communities' syntax, lifted with the default configuration.
+//! communities' syntax, lifted with the default configuration. An `.ir3` file
+//! may instead be a listing as tinygrad's DEBUG=7 prints it (`NNNN [HI_LO]
+//! text` per instruction, `#` comments), whose words are lifted as they are,
+//! so real compiler output needs no round trip through the assembler; it is
+//! lifted with the workgroup id delivered in r48.x, where Mesa's ir3 puts it
+//! for these kernels (tinygrad programs SP_CS_CONST_CONFIG_0 from the compiled
+//! variant; runtime/src/aql/isa/ir3.rs assumes the same regid).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,6 +20,9 @@ use std::path::{Path, PathBuf};
 use wavejit_frontend::rv32::lift::{DispatchShape, LiftOptions};
 use wavejit_frontend::{agx, ir3, rv32};
 use wavejit_ir::text::print;
+
+/// regid of r48.x (`48 << 2 | x`).
+const WORKGROUP_ID_R48X: u32 = 0xc0;
 
 fn dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -51,14 +60,81 @@ fn lift(path: &Path) -> Result<String, String> {
                 .map_err(|e| format!("lift: {e}"))?
         }
         Some("ir3") => {
-            let words = ir3::assemble(&src).map_err(|e| format!("assemble: {e}"))?;
-            ir3::lift::lift(&words, &ir3::lift::LiftConfig::default())
-                .map_err(|e| format!("lift: {e}"))?
+            let (words, cfg) = match listing_words(&src)? {
+                Some(words) => (
+                    words,
+                    ir3::lift::LiftConfig {
+                        workgroup_id_regid: WORKGROUP_ID_R48X,
+                        ..ir3::lift::LiftConfig::default()
+                    },
+                ),
+                None => (
+                    ir3::assemble(&src).map_err(|e| format!("assemble: {e}"))?,
+                    ir3::lift::LiftConfig::default(),
+                ),
+            };
+            ir3::lift::lift(&words, &cfg).map_err(|e| format!("lift: {e}"))?
         }
         other => return Err(format!("unknown input kind {other:?}")),
     };
     wavejit_ir::verify::verify(&kernel).map_err(|e| format!("verify: {e}"))?;
     Ok(print(&kernel))
+}
+
+/// The words of a tinygrad listing (`0007 [42180002_20010002] (nop2) add.u ...`),
+/// or `None` when `src` is assembly. A label line (`0005 [...] l5:`) repeats
+/// the index and word of the instruction after it and is read once.
+fn listing_words(src: &str) -> Result<Option<Vec<u64>>, String> {
+    let lines: Vec<(usize, &str)> = src
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    if !lines.first().is_some_and(|(_, l)| l.contains(" [")) {
+        return Ok(None);
+    }
+    let mut words: Vec<u64> = Vec::new();
+    for (n, line) in lines {
+        let bad = || format!("line {n}: not `NNNN [HI_LO] text`: {line}");
+        let (index, rest) = line.split_once(" [").ok_or_else(bad)?;
+        let (hex, _text) = rest.split_once(']').ok_or_else(bad)?;
+        let (hi, lo) = hex.split_once('_').ok_or_else(bad)?;
+        let index: usize = index.parse().map_err(|_| bad())?;
+        let word = u64::from_str_radix(hi, 16).map_err(|_| bad())? << 32
+            | u64::from_str_radix(lo, 16).map_err(|_| bad())?;
+        if index + 1 == words.len() && words[index] == word {
+            continue;
+        }
+        if index != words.len() {
+            return Err(format!(
+                "line {n}: instruction {index} where {} is due",
+                words.len()
+            ));
+        }
+        words.push(word);
+    }
+    Ok(Some(words))
+}
+
+#[test]
+fn tinygrad_listings_are_read_word_for_word() {
+    let src = "# c\n0000 [42100003_20010001] add.u r0.w, r0.y, 1\n\
+               0001 [00000200_00000000] l1:\n0001 [00000200_00000000] (rpt2)nop\n\
+               0002 [03000000_00000000] end\n";
+    assert_eq!(
+        listing_words(src),
+        Ok(Some(vec![
+            0x42100003_20010001,
+            0x00000200_00000000,
+            0x03000000_00000000
+        ]))
+    );
+    assert_eq!(listing_words("add.u r0.w, r0.y, 1\nend\n"), Ok(None));
+    assert_eq!(
+        listing_words("0000 [03000000_00000000] end\n0002 [03000000_00000000] end\n"),
+        Err("line 2: instruction 2 where 1 is due".to_string())
+    );
 }
 
 #[test]
@@ -69,8 +145,8 @@ fn lifted_ir_matches_the_snapshots() {
         .unwrap_or_default();
     inputs.sort();
     assert!(
-        inputs.len() >= 3,
-        "expected an input per ISA, found {inputs:?}"
+        inputs.len() >= 8,
+        "expected straight-line and control-flow inputs per ISA, found {inputs:?}"
     );
     let mut failures = Vec::new();
     for path in &inputs {

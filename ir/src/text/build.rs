@@ -9,10 +9,10 @@ use crate::inst::{BlockCall, Terminator};
 use crate::kernel::{InstData, Kernel, SrcLoc, ValueData, ValueDef};
 use crate::types::Type;
 
-use super::ParseError;
 use super::ast::*;
 use super::lexer::Pos;
 use super::spelling::result_types;
+use super::{LineMap, ParseError};
 
 struct Names {
     blocks: HashMap<String, (Block, Pos)>,
@@ -59,8 +59,12 @@ impl Names {
     }
 }
 
-pub(crate) fn build(ast: &KernelAst) -> Result<Kernel, ParseError> {
+pub(crate) fn build(ast: &KernelAst) -> Result<(Kernel, LineMap), ParseError> {
     let mut k = Kernel::new(ast.name.clone());
+    let mut lines = LineMap {
+        kernel: ast.pos.line,
+        ..LineMap::default()
+    };
     k.shared_size = ast.shared;
     k.private_size = ast.private;
     let mut names = Names {
@@ -78,6 +82,10 @@ pub(crate) fn build(ast: &KernelAst) -> Result<Kernel, ParseError> {
         let id = k.add_block();
         names.blocks.insert(b.label.text.clone(), (id, b.label.pos));
         block_ids.push(id);
+        lines.blocks.push(b.label.pos.line);
+        lines
+            .terminators
+            .push(b.term.as_ref().map(|(_, pos)| pos.line));
     }
     // Definitions first, in canonical order, so uses may refer forward.
     let mut inst_ids = Vec::new();
@@ -109,6 +117,7 @@ pub(crate) fn build(ast: &KernelAst) -> Result<Kernel, ParseError> {
             }
             k.blocks[block].insts.push(id);
             inst_ids.push(id);
+            lines.insts.push(inst.pos.line);
         }
     }
     let mut ids = inst_ids.iter();
@@ -146,7 +155,7 @@ pub(crate) fn build(ast: &KernelAst) -> Result<Kernel, ParseError> {
             k.set_terminator(block, t);
         }
     }
-    Ok(k)
+    Ok((k, lines))
 }
 
 /// Every argument's type is known now (all values are defined), so the

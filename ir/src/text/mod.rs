@@ -83,7 +83,9 @@
 //!
 //! `parse` checks syntax, names (undefined or duplicate), result counts, type
 //! suffixes and instruction signatures; control-flow rules (terminators, block
-//! arguments, dominance) are the verifier's job.
+//! arguments, dominance) are the verifier's job. [`parse_with_lines`] also
+//! returns a [`LineMap`], which finds the line a verifier error points to (the
+//! file tests in `tests/verify/` write each expected error beside its line).
 
 mod ast;
 mod build;
@@ -99,10 +101,13 @@ use std::fmt;
 
 use cranelift_entity::packed_option::ReservedValue;
 
-use crate::entities::Value;
+use cranelift_entity::EntityRef;
+
+use crate::entities::{Block, Inst, Value};
 use crate::inst::{BlockCall, Terminator};
 use crate::kernel::{InstData, Kernel, ValueData, ValueDef};
 use crate::types::Type;
+use crate::verify::Location;
 
 pub use print::{print, print_module};
 
@@ -115,15 +120,64 @@ pub struct ParseError {
     pub message: String,
 }
 
+/// Where the parts of a parsed kernel were written (1-based line numbers), so
+/// that a verifier error can be shown beside the text it is about. Blocks and
+/// instructions are numbered by `parse` in the order they are written, which
+/// is what the handles here index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineMap {
+    /// The `kernel @name ... {` line.
+    pub kernel: usize,
+    blocks: Vec<usize>,
+    terminators: Vec<Option<usize>>,
+    insts: Vec<usize>,
+}
+
+impl LineMap {
+    /// The line of `block`'s label.
+    pub fn block(&self, block: Block) -> Option<usize> {
+        self.blocks.get(block.index()).copied()
+    }
+
+    /// The line of `block`'s terminator; `None` when it has none.
+    pub fn terminator(&self, block: Block) -> Option<usize> {
+        self.terminators.get(block.index()).copied().flatten()
+    }
+
+    /// The line of `inst`.
+    pub fn inst(&self, inst: Inst) -> Option<usize> {
+        self.insts.get(inst.index()).copied()
+    }
+
+    /// The line a verifier [`Location`] points to: the kernel header, a block
+    /// label, an instruction or a terminator. `None` for handles the text did
+    /// not define (the verifier may name those in a kernel edited after parsing).
+    pub fn line_of(&self, location: &Location) -> Option<usize> {
+        match location {
+            Location::Kernel => Some(self.kernel),
+            Location::Block(block) => self.block(*block),
+            Location::Inst { inst, .. } => self.inst(*inst),
+            Location::Terminator(block) => self.terminator(*block),
+        }
+    }
+}
+
 /// Reads every kernel in `text`.
 pub fn parse_module(text: &str) -> Result<Vec<Kernel>, ParseError> {
     let tokens = lexer::lex(text)?;
     let asts = parser::Parser::new(tokens).module()?;
-    asts.iter().map(build::build).collect()
+    asts.iter()
+        .map(|ast| build::build(ast).map(|(k, _)| k))
+        .collect()
 }
 
 /// Reads exactly one kernel.
 pub fn parse(text: &str) -> Result<Kernel, ParseError> {
+    parse_with_lines(text).map(|(k, _)| k)
+}
+
+/// Reads exactly one kernel, like [`parse`], and where each part of it was written.
+pub fn parse_with_lines(text: &str) -> Result<(Kernel, LineMap), ParseError> {
     let tokens = lexer::lex(text)?;
     let end = tokens
         .last()
