@@ -1,7 +1,7 @@
 //! Typed decoding spot checks: the fields a lifter reads, for representative
 //! instructions of every category (words from mesa's vectors).
 
-use wavejit_frontend::ir3::{self, Operand, OperandKind as K, Value};
+use wavejit_frontend::ir3::{self, FieldValue, Operand, OperandKind as K};
 
 fn op(kind: K) -> Operand {
     Operand {
@@ -126,7 +126,7 @@ fn cat2_alu() {
     );
     assert_eq!(
         i.field("COND"),
-        Some(&Value::Enum {
+        Some(&FieldValue::Enum {
             value: 0,
             text: "lt"
         })
@@ -289,7 +289,7 @@ fn cat5_cat6_cat7() {
     assert_eq!(i.srcs, vec![op(K::Imm(255)), op(K::Gpr(1))]);
     assert_eq!(
         i.field("MODE"),
-        Some(&Value::Enum {
+        Some(&FieldValue::Enum {
             value: 2,
             text: "nonuniform"
         })

@@ -5,7 +5,7 @@
 //! BRTYPE, ...) are one lookup away, and register-like fields are converted into
 //! [`Operand`]s with their modifiers.
 
-use super::engine::{self, Ctx, EngineError, Resolved, Scope, TemplatePart, sign_extend};
+use super::isa_decode::{self, Ctx, IsaDecodeError, Resolved, Scope, TemplatePart, sign_extend};
 use super::spec::Isa;
 use super::spec::{Field, Kind};
 use super::tables::{DST_FIELDS, ENUMS};
@@ -89,7 +89,7 @@ impl Operand {
 
 /// Raw value of a named field.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Value {
+pub enum FieldValue {
     Bool(bool),
     Int(i64),
     Uint(u64),
@@ -97,16 +97,16 @@ pub enum Value {
     Operand(Operand),
 }
 
-impl Value {
+impl FieldValue {
     /// Numeric view (bools 0/1, enums their value, immediate operands their value,
     /// other operands `None`).
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            Value::Bool(b) => Some(i64::from(*b)),
-            Value::Int(i) => Some(*i),
-            Value::Uint(u) => Some(*u as i64),
-            Value::Enum { value, .. } => Some(*value as i64),
-            Value::Operand(o) => match o.kind {
+            FieldValue::Bool(b) => Some(i64::from(*b)),
+            FieldValue::Int(i) => Some(*i),
+            FieldValue::Uint(u) => Some(*u as i64),
+            FieldValue::Enum { value, .. } => Some(*value as i64),
+            FieldValue::Operand(o) => match o.kind {
                 OperandKind::Imm(i) => Some(i),
                 _ => None,
             },
@@ -135,7 +135,7 @@ pub struct Instr {
     /// (e.g. a cat5 source the word does not use) are left out.
     pub srcs: Vec<Operand>,
     /// Every field of the encoding by its XML name (including derived fields).
-    pub fields: Vec<(&'static str, Value)>,
+    pub fields: Vec<(&'static str, FieldValue)>,
 }
 
 impl Instr {
@@ -143,12 +143,12 @@ impl Instr {
     pub fn dst(&self) -> Option<&Operand> {
         self.dsts.first()
     }
-    pub fn field(&self, name: &str) -> Option<&Value> {
+    pub fn field(&self, name: &str) -> Option<&FieldValue> {
         self.fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
-    /// Numeric value of a field (see [`Value::as_i64`]).
+    /// Numeric value of a field (see [`FieldValue::as_i64`]).
     pub fn get(&self, name: &str) -> Option<i64> {
-        self.field(name).and_then(Value::as_i64)
+        self.field(name).and_then(FieldValue::as_i64)
     }
     /// Branch target for cat0 branches: `pc + IMMED` (in instructions).
     pub fn branch_target(&self, pc: i64) -> Option<i64> {
@@ -183,10 +183,10 @@ fn all_field_names(scope: &Scope<'_>) -> Vec<&'static str> {
 fn resolved_fields(
     ctx: &mut Ctx,
     scope: &Scope<'_>,
-) -> Result<Vec<(&'static str, Value)>, EngineError> {
+) -> Result<Vec<(&'static str, FieldValue)>, IsaDecodeError> {
     let mut out = Vec::new();
     for name in all_field_names(scope) {
-        let Ok(Some(r)) = engine::resolve(ctx, scope, name) else {
+        let Ok(Some(r)) = isa_decode::resolve(ctx, scope, name) else {
             continue;
         };
         if let Some(v) = value_of(ctx, &r)? {
@@ -196,25 +196,25 @@ fn resolved_fields(
     Ok(out)
 }
 
-fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<Value>, EngineError> {
+fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<FieldValue>, IsaDecodeError> {
     let f = r.field;
     let v = r.value;
     Ok(Some(match f.kind {
-        Kind::Bool | Kind::Assert => Value::Bool(v != 0),
-        Kind::BoolInv => Value::Bool(v == 0),
+        Kind::Bool | Kind::Assert => FieldValue::Bool(v != 0),
+        Kind::BoolInv => FieldValue::Bool(v == 0),
         Kind::Int | Kind::Offset | Kind::Branch => {
-            Value::Int(sign_extend(v, engine::field_width(f)))
+            FieldValue::Int(sign_extend(v, isa_decode::field_width(f)))
         }
-        Kind::Uint | Kind::Hex | Kind::Uoffset | Kind::Float => Value::Uint(v),
+        Kind::Uint | Kind::Hex | Kind::Uoffset | Kind::Float => FieldValue::Uint(v),
         // The disassembler already rejected values it had to print; a value without
         // a name, or a sub-encoding that does not decode, in a field this word does
         // not display is reported raw / left out.
         Kind::Enum(e) => match ENUMS[usize::from(e)].display(v) {
-            Some(text) => Value::Enum { value: v, text },
-            None => Value::Uint(v),
+            Some(text) => FieldValue::Enum { value: v, text },
+            None => FieldValue::Uint(v),
         },
         Kind::Bitset(root) => {
-            let Ok(leaf) = engine::find_leaf(r.scope.isa, root, v) else {
+            let Ok(leaf) = isa_decode::find_leaf(r.scope.isa, root, v) else {
                 return Ok(None);
             };
             let sub = Scope {
@@ -225,27 +225,27 @@ fn value_of(ctx: &mut Ctx, r: &Resolved<'_>) -> Result<Option<Value>, EngineErro
                 params: f.params,
             };
             match operand(ctx, &sub) {
-                Ok(Some(o)) => Value::Operand(o),
+                Ok(Some(o)) => FieldValue::Operand(o),
                 Ok(None) | Err(_) => return Ok(None),
             }
         }
     }))
 }
 
-fn lookup(ctx: &mut Ctx, scope: &Scope<'_>, name: &str) -> Result<Option<u64>, EngineError> {
-    Ok(engine::resolve(ctx, scope, name)?.map(|r| r.value))
+fn lookup(ctx: &mut Ctx, scope: &Scope<'_>, name: &str) -> Result<Option<u64>, IsaDecodeError> {
+    Ok(isa_decode::resolve(ctx, scope, name)?.map(|r| r.value))
 }
 
 /// Converts a register/immediate sub-encoding into an operand; `None` when the
 /// encoding prints nothing for this word (e.g. an absent cat5 source).
-fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Option<Operand>, EngineError> {
+fn operand(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<Option<Operand>, IsaDecodeError> {
     let mut text = String::new();
-    engine::render(ctx, scope, &mut text)?;
+    isa_decode::render(ctx, scope, &mut text)?;
     if text.is_empty() {
         return Ok(None);
     }
     let name = scope.isa.name(scope.bitset);
-    let tmpl = engine::find_display(ctx, scope)?;
+    let tmpl = isa_decode::find_display(ctx, scope)?;
     let shown = |f: &str| tmpl.contains(&format!("{{{f}}}"));
     let mut op = Operand {
         kind: OperandKind::Other {
@@ -289,7 +289,7 @@ fn immediate_kind(name: &str, f: &Field, v: u64) -> OperandKind {
             width: f.width() as u8,
         },
         Kind::Enum(_) if name == "IMMED" => OperandKind::Flut(v as u8),
-        Kind::Int => OperandKind::Imm(sign_extend(v, engine::field_width(f))),
+        Kind::Int => OperandKind::Imm(sign_extend(v, isa_decode::field_width(f))),
         _ => OperandKind::Imm(v as i64),
     }
 }
@@ -302,9 +302,9 @@ fn template_operand(
     tmpl: &'static str,
     text: &str,
     op: &mut Operand,
-) -> Result<(), EngineError> {
+) -> Result<(), IsaDecodeError> {
     let mut prev_lit = "";
-    for part in engine::template_parts(tmpl) {
+    for part in isa_decode::template_parts(tmpl) {
         let name = match part {
             TemplatePart::Literal(l) => {
                 prev_lit = l;
@@ -315,7 +315,7 @@ fn template_operand(
         if MODIFIERS.contains(&name) {
             continue;
         }
-        let Some(r) = engine::resolve(ctx, scope, name)? else {
+        let Some(r) = isa_decode::resolve(ctx, scope, name)? else {
             continue;
         };
         if !std::ptr::eq(r.scope, scope) {
@@ -325,7 +325,7 @@ fn template_operand(
         let v = r.value;
         match f.kind {
             Kind::Bitset(_) => {
-                if let Some(Value::Operand(sub)) = value_of(ctx, &r)? {
+                if let Some(FieldValue::Operand(sub)) = value_of(ctx, &r)? {
                     op.kind = sub.kind;
                     op.half |= sub.half;
                     op.neg |= sub.neg;
@@ -355,7 +355,7 @@ fn template_operand(
                 return Ok(());
             }
             _ if name == "OFFSET" && prev_lit.ends_with("a0.x + ") => {
-                let off = sign_extend(v, engine::field_width(f)) as i16;
+                let off = sign_extend(v, isa_decode::field_width(f)) as i16;
                 op.kind = if prev_lit.ends_with("c<a0.x + ") {
                     OperandKind::RelConst(off)
                 } else {
@@ -381,7 +381,7 @@ fn template_operand(
                 return Ok(());
             }
             Kind::Int => {
-                op.kind = OperandKind::Imm(sign_extend(v, engine::field_width(f)));
+                op.kind = OperandKind::Imm(sign_extend(v, isa_decode::field_width(f)));
                 return Ok(());
             }
             Kind::Uint | Kind::Hex | Kind::Enum(_) => {
@@ -401,9 +401,9 @@ fn template_operand(
 
 /// Decode `word` into an [`Instr`]; also renders it so anything mesa could not print
 /// is rejected too.
-pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> {
-    let text = engine::render_word(isa, word)?;
-    let scope = engine::instruction_scope(isa, word)?;
+pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, IsaDecodeError> {
+    let text = isa_decode::render_word(isa, word)?;
+    let scope = isa_decode::instruction_scope(isa, word)?;
     let mut ctx = Ctx::default();
     let leaf = isa.bitset(scope.bitset);
     let fields = resolved_fields(&mut ctx, &scope)?;
@@ -430,12 +430,12 @@ pub(crate) fn build(isa: &'static Isa, word: u64) -> Result<Instr, EngineError> 
     let repeat = get("REPEAT") as u8;
     let nop = get("NOP") as u8;
     let op_of = |n: &str| match fields.iter().find(|(k, _)| *k == n) {
-        Some((_, Value::Operand(o))) => Some(*o),
+        Some((_, FieldValue::Operand(o))) => Some(*o),
         _ => None,
     };
     // `{X_HALF}{OPERAND}` in the instruction's template marks that operand half.
-    let tmpl = engine::find_display(&mut ctx, &scope)?;
-    let parts: Vec<TemplatePart> = engine::template_parts(tmpl).collect();
+    let tmpl = isa_decode::find_display(&mut ctx, &scope)?;
+    let parts: Vec<TemplatePart> = isa_decode::template_parts(tmpl).collect();
     let half_marked = |n: &str| {
         parts.windows(2).any(|w| match (w[0], w[1]) {
             (TemplatePart::Field(h), TemplatePart::Field(f)) => {

@@ -2,7 +2,7 @@
 //! become mesa's raw line and the listing goes on; label mode (mesa's
 //! `branch_labels`) names branch targets `lN` and puts an `lN:` line before each.
 
-use super::engine::{self, LabelCtx};
+use super::isa_decode::{self, LabelCtx};
 use super::{DecodeError, Gpu};
 
 /// How to print a listing.
@@ -46,9 +46,9 @@ pub fn disasm_listing_for(gpu: Gpu, words: &[u64], opts: ListingOptions) -> List
     for (i, &word) in words.iter().enumerate() {
         let rendered = if opts.labels {
             labels.n = i as u32;
-            engine::render_word_labeled(isa, word, &mut labels)
+            isa_decode::render_word_labeled(isa, word, &mut labels)
         } else {
-            engine::render_word(isa, word)
+            isa_decode::render_word(isa, word)
         };
         texts.push(rendered.unwrap_or_else(|reason| {
             undecodable.push(DecodeError::AtOffset {

@@ -3,7 +3,7 @@
 //!
 //! Bit layouts and display templates come from mesa's isaspec XML, flattened into
 //! `tables.rs` by `frontend/gen/ir3/gen_tables.py` (committed; the XML is not needed
-//! to build). `engine` interprets those tables exactly like mesa's `isa_decode`
+//! to build). `isa_decode` interprets those tables exactly like mesa's `isa_decode`
 //! (override cases, derived fields, params, per-scope memoized expressions);
 //! `instr` turns a decoded word into a typed [`Instr`] for the lifter; `asm` parses
 //! mesa syntax back into words by matching the same templates.
@@ -32,9 +32,9 @@
 //!   see [`Instr::branch_target`]). Use [`Instr::get`] for a numeric view.
 
 mod asm;
-mod engine;
 mod float;
 mod instr;
+mod isa_decode;
 pub mod lift;
 mod listing;
 mod spec;
@@ -43,8 +43,9 @@ mod spec;
 mod tables;
 
 pub use asm::AsmError;
-pub use engine::EngineError;
-pub use instr::{Flags, Instr, Operand, OperandKind, REG_A0_X, REG_A1_X, REG_P0_X, Value};
+pub use instr::FieldValue;
+pub use instr::{Flags, Instr, Operand, OperandKind, REG_A0_X, REG_A1_X, REG_P0_X};
+pub use isa_decode::IsaDecodeError;
 pub use listing::{Listing, ListingOptions, disasm_listing, disasm_listing_for, raw_line};
 
 /// Failure to decode one 64-bit instruction word.
@@ -52,13 +53,13 @@ pub use listing::{Listing, ListingOptions, disasm_listing, disasm_listing_for, r
 pub enum DecodeError {
     /// The word is not a valid a630 encoding (or uses a value mesa cannot print).
     #[error("undecodable ir3 word {word:#018x}: {reason}")]
-    Undecodable { word: u64, reason: EngineError },
+    Undecodable { word: u64, reason: IsaDecodeError },
     /// Same, inside a program: `offset` is the byte offset (index * 8).
     #[error("undecodable ir3 word {word:#018x} at offset {offset:#x}: {reason}")]
     AtOffset {
         word: u64,
         offset: usize,
-        reason: EngineError,
+        reason: IsaDecodeError,
     },
 }
 
@@ -120,7 +121,8 @@ pub fn disasm(word: u64) -> Result<String, DecodeError> {
 
 /// [`disasm`] for another generation.
 pub fn disasm_for(gpu: Gpu, word: u64) -> Result<String, DecodeError> {
-    engine::render_word(gpu.isa(), word).map_err(|reason| DecodeError::Undecodable { word, reason })
+    isa_decode::render_word(gpu.isa(), word)
+        .map_err(|reason| DecodeError::Undecodable { word, reason })
 }
 
 /// Disassemble an a630 program, failing at the first undecodable word (the error
@@ -130,7 +132,7 @@ pub fn disasm_words(words: &[u64]) -> Result<Vec<String>, DecodeError> {
         .iter()
         .enumerate()
         .map(|(i, &word)| {
-            engine::render_word(Gpu::A6xx.isa(), word).map_err(|reason| DecodeError::AtOffset {
+            isa_decode::render_word(Gpu::A6xx.isa(), word).map_err(|reason| DecodeError::AtOffset {
                 word,
                 offset: i * 8,
                 reason,
@@ -185,7 +187,7 @@ pub fn encodings() -> Vec<Encoding> {
 /// validated, use [`decode`] for that).
 pub fn classify(word: u64) -> Result<Encoding, DecodeError> {
     let isa = Gpu::A6xx.isa();
-    let scope = engine::instruction_scope(isa, word)
+    let scope = isa_decode::instruction_scope(isa, word)
         .map_err(|reason| DecodeError::Undecodable { word, reason })?;
     let b = isa.bitset(scope.bitset);
     Ok(Encoding {

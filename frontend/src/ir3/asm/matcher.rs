@@ -1,7 +1,7 @@
 //! Template matching: turns text into partial bit assignments plus conditions on
 //! the bits the text does not show.
 
-use super::super::engine::{TemplatePart, template_parts};
+use super::super::isa_decode::{TemplatePart, template_parts};
 use super::super::spec::{Field, Isa, Kind};
 use super::super::tables::ENUMS;
 use super::literal_prefix;

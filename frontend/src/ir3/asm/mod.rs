@@ -11,7 +11,7 @@
 mod matcher;
 mod solve;
 
-use super::engine;
+use super::isa_decode;
 use super::spec::Isa;
 use matcher::{Matcher, State};
 use solve::solve;
@@ -142,7 +142,7 @@ pub(crate) fn assemble_at(isa: &'static Isa, line: &str, line_no: usize) -> Resu
                 // Several templates can print the same text; prefer the word that
                 // prints the input exactly (spacing included), then, like mesa's
                 // encoder, the one with the fewest bits set.
-                let exact = engine::render_word(isa, word).is_ok_and(|t| t == spaced);
+                let exact = isa_decode::render_word(isa, word).is_ok_and(|t| t == spaced);
                 let key = (!exact, word.count_ones(), word);
                 if best.is_none_or(|b| key < b) {
                     best = Some(key);

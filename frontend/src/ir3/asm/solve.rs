@@ -1,6 +1,6 @@
 //! Finding concrete bits for a complete template match.
 
-use super::super::engine::{self, Ctx, Scope};
+use super::super::isa_decode::{self, Ctx, Scope};
 use super::super::spec::Isa;
 use super::super::tables::EXPR_FIELDS;
 use super::compact;
@@ -73,10 +73,10 @@ fn deferred_hold(st: &State, word: u64) -> bool {
             '_,
         >| {
             if let Some(e) = d.expr {
-                return engine::eval(&mut Ctx::default(), scope, e).is_ok_and(|v| v != 0);
+                return isa_decode::eval(&mut Ctx::default(), scope, e).is_ok_and(|v| v != 0);
             }
             let mut out = String::new();
-            engine::render_field(&mut Ctx::default(), scope, d.name, &mut out).is_ok()
+            isa_decode::render_field(&mut Ctx::default(), scope, d.name, &mut out).is_ok()
                 && compact(&out) == d.text
         })
     })
@@ -147,7 +147,7 @@ fn apply_hints(st: &State, word: u64, free: u64) -> (u64, u64) {
                 parent: None,
                 params: &[],
             };
-            if let Ok(v) = engine::eval(&mut Ctx::default(), &scope, expr) {
+            if let Ok(v) = isa_decode::eval(&mut Ctx::default(), &scope, expr) {
                 w = (w & !mask) | (((v as u64) << f.low) & mask);
                 decided |= mask;
             }
@@ -188,13 +188,13 @@ pub(super) fn solve(st: &State, text: &str) -> Option<u64> {
         let rest_combos = combos_by_popcount(rest.count_ones(), 12);
         for fc in &rest_combos {
             let w = hinted | scatter(*fc, rest);
-            if engine::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
+            if isa_decode::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
                 return Some(w);
             }
         }
         for fc in &free_combos {
             let w = word | scatter(*fc, free);
-            if engine::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
+            if isa_decode::render_word(st.isa, w).is_ok_and(|t| compact(&t) == text) {
                 return Some(w);
             }
         }

@@ -24,7 +24,7 @@ pub(crate) fn mem_type(t: i64) -> Option<(u8, bool)> {
 impl Lifter<'_> {
     pub(crate) fn field_op(&self, ins: &Instr, name: &str) -> Result<Operand, LiftError> {
         match ins.field(name) {
-            Some(crate::ir3::Value::Operand(o)) => Ok(*o),
+            Some(crate::ir3::FieldValue::Operand(o)) => Ok(*o),
             _ => Err(self.malformed(ins, format!("missing operand {name}"))),
         }
     }

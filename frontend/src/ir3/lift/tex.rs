@@ -341,7 +341,7 @@ impl Lifter<'_> {
         };
         let typed = matches!(
             ins.field("TYPED"),
-            Some(crate::ir3::Value::Operand(Operand {
+            Some(crate::ir3::FieldValue::Operand(Operand {
                 kind: OperandKind::Other { bits: 1, .. },
                 ..
             }))

@@ -10,7 +10,7 @@ use super::tables::{ENUMS, eval_expr};
 
 /// Failure inside the table interpreter (wrapped into `DecodeError` by the caller).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EngineError {
+pub enum IsaDecodeError {
     #[error("no {root} encoding matches bits {val:#x}")]
     NoMatch { root: &'static str, val: u64 },
     #[error("bits {val:#x} match both {a} and {b}")]
@@ -87,7 +87,7 @@ fn scope_key(scope: &Scope<'_>) -> ScopeKey {
 }
 
 /// The unique leaf of `root` whose fixed bits match `val`.
-pub(crate) fn find_leaf(isa: &'static Isa, root: u16, val: u64) -> Result<u16, EngineError> {
+pub(crate) fn find_leaf(isa: &'static Isa, root: u16, val: u64) -> Result<u16, IsaDecodeError> {
     let mut found: Option<u16> = None;
     for &leaf in isa.leaves_of(root) {
         let b = isa.bitset(leaf);
@@ -95,7 +95,7 @@ pub(crate) fn find_leaf(isa: &'static Isa, root: u16, val: u64) -> Result<u16, E
             continue;
         }
         if let Some(prev) = found {
-            return Err(EngineError::Ambiguous {
+            return Err(IsaDecodeError::Ambiguous {
                 a: isa.name(prev),
                 b: b.name,
                 val,
@@ -103,7 +103,7 @@ pub(crate) fn find_leaf(isa: &'static Isa, root: u16, val: u64) -> Result<u16, E
         }
         found = Some(leaf);
     }
-    found.ok_or(EngineError::NoMatch {
+    found.ok_or(IsaDecodeError::NoMatch {
         root: isa.name(root),
         val,
     })
@@ -119,7 +119,7 @@ impl ExprEnv for Env<'_, '_> {
         match resolve(self.ctx, self.scope, name) {
             Ok(Some(r)) => Ok(r.value as i64),
             Ok(None) => Err(ExprError::NoField(name.to_string())),
-            Err(EngineError::Expr(e)) => Err(e),
+            Err(IsaDecodeError::Expr(e)) => Err(e),
             Err(e) => Err(ExprError::Nested(e.to_string())),
         }
     }
@@ -128,7 +128,7 @@ impl ExprEnv for Env<'_, '_> {
     }
 }
 
-pub(crate) fn eval(ctx: &mut Ctx, scope: &Scope<'_>, expr: u16) -> Result<i64, EngineError> {
+pub(crate) fn eval(ctx: &mut Ctx, scope: &Scope<'_>, expr: u16) -> Result<i64, IsaDecodeError> {
     let key = (scope_key(scope), expr);
     if let Some(v) = ctx.cache.get(&key) {
         return Ok(*v);
@@ -144,7 +144,7 @@ pub(crate) fn eval(ctx: &mut Ctx, scope: &Scope<'_>, expr: u16) -> Result<i64, E
     Ok(v)
 }
 
-fn case_holds(ctx: &mut Ctx, scope: &Scope<'_>, expr: Option<u16>) -> Result<bool, EngineError> {
+fn case_holds(ctx: &mut Ctx, scope: &Scope<'_>, expr: Option<u16>) -> Result<bool, IsaDecodeError> {
     match expr {
         None => Ok(true),
         Some(e) if ctx.stack.last() == Some(&e) => Ok(true),
@@ -156,7 +156,7 @@ fn find_field(
     ctx: &mut Ctx,
     scope: &Scope<'_>,
     name: &str,
-) -> Result<Option<&'static Field>, EngineError> {
+) -> Result<Option<&'static Field>, IsaDecodeError> {
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
         let bs = scope.isa.bitset(bi);
@@ -181,7 +181,7 @@ pub(crate) fn resolve<'a>(
     ctx: &mut Ctx,
     scope: &'a Scope<'a>,
     name: &str,
-) -> Result<Option<Resolved<'a>>, EngineError> {
+) -> Result<Option<Resolved<'a>>, IsaDecodeError> {
     if let Some(field) = find_field(ctx, scope, name)? {
         let value = match field.expr {
             Some(e) => eval(ctx, scope, e)? as u64,
@@ -205,7 +205,10 @@ pub(crate) fn resolve<'a>(
 
 /// The template of the first case (leaf first, then ancestors) whose expression holds
 /// and that has a display.
-pub(crate) fn find_display(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<&'static str, EngineError> {
+pub(crate) fn find_display(
+    ctx: &mut Ctx,
+    scope: &Scope<'_>,
+) -> Result<&'static str, IsaDecodeError> {
     let mut b = Some(scope.bitset);
     while let Some(bi) = b {
         let bs = scope.isa.bitset(bi);
@@ -219,7 +222,7 @@ pub(crate) fn find_display(ctx: &mut Ctx, scope: &Scope<'_>) -> Result<&'static 
         }
         b = bs.parent;
     }
-    Err(EngineError::NoDisplay {
+    Err(IsaDecodeError::NoDisplay {
         bitset: scope.isa.name(scope.bitset),
     })
 }
@@ -255,7 +258,7 @@ pub(crate) fn render(
     ctx: &mut Ctx,
     scope: &Scope<'_>,
     out: &mut String,
-) -> Result<(), EngineError> {
+) -> Result<(), IsaDecodeError> {
     let tmpl = find_display(ctx, scope)?;
     for part in template_parts(tmpl) {
         match part {
@@ -285,8 +288,8 @@ pub(crate) fn render_field(
     scope: &Scope<'_>,
     name: &str,
     out: &mut String,
-) -> Result<(), EngineError> {
-    let r = resolve(ctx, scope, name)?.ok_or_else(|| EngineError::NoField {
+) -> Result<(), IsaDecodeError> {
+    let r = resolve(ctx, scope, name)?.ok_or_else(|| IsaDecodeError::NoField {
         bitset: scope.isa.name(scope.bitset),
         field: name.to_string(),
     })?;
@@ -346,7 +349,7 @@ pub(crate) fn render_field(
                 16 => super::float::f16_to_f32(v as u16),
                 32 => f32::from_bits(v as u32),
                 _ => {
-                    return Err(EngineError::FloatWidth {
+                    return Err(IsaDecodeError::FloatWidth {
                         field: f.name,
                         width: w,
                     });
@@ -356,7 +359,7 @@ pub(crate) fn render_field(
         }
         Kind::Enum(e) => {
             let en = &ENUMS[usize::from(e)];
-            let d = en.display(v).ok_or(EngineError::BadEnum {
+            let d = en.display(v).ok_or(IsaDecodeError::BadEnum {
                 field: f.name,
                 enum_name: en.name,
                 value: v,
@@ -383,7 +386,7 @@ pub(crate) fn render_field(
 pub(crate) fn instruction_scope(
     isa: &'static Isa,
     word: u64,
-) -> Result<Scope<'static>, EngineError> {
+) -> Result<Scope<'static>, IsaDecodeError> {
     let leaf = find_leaf(isa, isa.instruction_root, word)?;
     Ok(Scope {
         isa,
@@ -395,7 +398,7 @@ pub(crate) fn instruction_scope(
 }
 
 /// Render one instruction word with the mesa templates.
-pub(crate) fn render_word(isa: &'static Isa, word: u64) -> Result<String, EngineError> {
+pub(crate) fn render_word(isa: &'static Isa, word: u64) -> Result<String, IsaDecodeError> {
     let scope = instruction_scope(isa, word)?;
     let mut out = String::new();
     render(&mut Ctx::default(), &scope, &mut out)?;
@@ -408,7 +411,7 @@ pub(crate) fn render_word_labeled(
     isa: &'static Isa,
     word: u64,
     labels: &mut LabelCtx,
-) -> Result<String, EngineError> {
+) -> Result<String, IsaDecodeError> {
     let scope = instruction_scope(isa, word)?;
     let mut out = String::new();
     let mut ctx = Ctx {
