@@ -74,6 +74,7 @@ fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, Be
                     if exact { "yes" } else { "NO" }
                 ),
                 failed: !exact,
+                skipped: false,
             }
         }
         Err(e) => Row::failure(key, "x", Target::None, e.to_string()),
@@ -126,10 +127,68 @@ fn aql_row() -> Row {
         target: Target::None,
         note: format!("{note} (wall time)"),
         failed: false,
+        skipped: false,
     }
 }
 
-/// The five ISA rows, in `--json` key order.
+/// Timed qemu runs of each image (with and without the lanes).
+const QEMU_REPS: usize = 3;
+
+/// The RV32 device's saxpy over [`SAXPY_ELEMENTS`] lanes against
+/// qemu-riscv32 running the same kernel one lane at a time (`bench::qemu`).
+fn qemu_row() -> Row {
+    const KEY: &str = "rv32_saxpy_vs_qemu";
+    let target = Target::AtLeast(20.0);
+    let Some(qemu) = super::qemu::qemu() else {
+        return Row::skipped(
+            KEY,
+            "x",
+            target,
+            format!(
+                "no qemu-riscv32-static or qemu-riscv32 on the PATH (or {})",
+                super::qemu::QEMU_ENV
+            ),
+        );
+    };
+    let measured = (|| -> Result<(Sample, super::qemu::QemuSaxpy), String> {
+        let mut w =
+            Rv32Workload::new(Computation::Saxpy, SAXPY_ELEMENTS).map_err(|e| e.to_string())?;
+        if !w.agrees().map_err(|e| e.to_string())? {
+            return Err("the device's saxpy disagrees with the native loop".into());
+        }
+        let times =
+            timing::alternated(REPS, 1, timing::WARM, |_| w.run()).map_err(|e| e.to_string())?;
+        let q = super::qemu::saxpy(&qemu, SAXPY_ELEMENTS as u32, QEMU_REPS)?;
+        Ok((times[0], q))
+    })();
+    match measured {
+        Ok((device, q)) => {
+            let cpu = device.cpu(Clock::Process);
+            Row {
+                key: KEY,
+                value: q.kernel().as_secs_f64() / cpu.as_secs_f64(),
+                unit: "x",
+                target,
+                note: format!(
+                    "{SAXPY_ELEMENTS} lanes: qemu {} per run minus {} without the lanes = {} \
+                     (wall, 1 thread, median of {QEMU_REPS}); device {} process CPU (all its \
+                     threads; wall {}); qemu's y bit-exact {}",
+                    short(q.with_lanes),
+                    short(q.without),
+                    short(q.kernel()),
+                    short(cpu),
+                    short(device.wall),
+                    if q.exact { "yes" } else { "NO" }
+                ),
+                failed: !q.exact,
+                skipped: false,
+            }
+        }
+        Err(e) => Row::failure(KEY, "x", target, e),
+    }
+}
+
+/// The ISA rows, in `--json` key order.
 pub fn isa_rows() -> Vec<Row> {
     let alu = format!("{ALU_ELEMENTS} lanes");
     let saxpy = format!("{SAXPY_ELEMENTS} floats");
@@ -154,6 +213,7 @@ pub fn isa_rows() -> Vec<Row> {
             &saxpy,
             boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
         ),
+        qemu_row(),
         aql_row(),
     ]
 }

@@ -14,6 +14,7 @@ pub mod agx;
 pub mod isa_report;
 pub mod kernels;
 pub mod native;
+pub mod qemu;
 pub mod rv32;
 pub mod side;
 pub mod simd;
@@ -304,6 +305,9 @@ pub struct Row {
     /// A side disagreed with the JIT, or the measurement could not be made:
     /// the value means nothing.
     pub failed: bool,
+    /// Not measured on this machine (an external baseline such as qemu is
+    /// absent); the note says why. Not a failure.
+    pub skipped: bool,
 }
 
 impl Row {
@@ -316,11 +320,24 @@ impl Row {
             target,
             note: why,
             failed: true,
+            skipped: false,
         }
     }
 
-    /// `FAILED`, `ok`, `MISS`, or `-` for a row without a target.
+    /// A row not measured here, and why.
+    pub fn skipped(key: &'static str, unit: &'static str, target: Target, why: String) -> Row {
+        Row {
+            skipped: true,
+            failed: false,
+            ..Row::failure(key, unit, target, why)
+        }
+    }
+
+    /// `FAILED`, `SKIPPED`, `ok`, `MISS`, or `-` for a row without a target.
     pub fn status(&self) -> &'static str {
+        if self.skipped && !self.failed {
+            return "SKIPPED";
+        }
         if self.failed || !self.value.is_finite() {
             return "FAILED";
         }
@@ -401,6 +418,7 @@ fn ratio_row(
             figure(b.wall.as_secs_f64() / o.wall.as_secs_f64(), 3),
         ),
         failed: !exact,
+        skipped: false,
     }
 }
 
@@ -436,6 +454,7 @@ fn speedup_row(
             figure(na.wall.as_secs_f64() / nb.wall.as_secs_f64(), 3),
         ),
         failed: !exact,
+        skipped: false,
     }
 }
 
@@ -499,6 +518,7 @@ fn compile_rows(rows: &mut Vec<Row>) {
                 target: Target::AtMost(1.0),
                 note: format!("baseline tier, largest of: {sizes} (thread CPU ms per 100 ops)"),
                 failed: false,
+                skipped: false,
             });
             for ((_, key), (n, s)) in COMPILE_SIZES.iter().zip(&per) {
                 rows.push(Row {
@@ -511,6 +531,7 @@ fn compile_rows(rows: &mut Vec<Row>) {
                         ms(s.wall)
                     ),
                     failed: false,
+                    skipped: false,
                 });
             }
         }
@@ -535,6 +556,7 @@ fn compile_rows(rows: &mut Vec<Row>) {
                     .join(", ")
             ),
             failed: false,
+            skipped: false,
         },
         Err(e) => Row::failure("compile_optimized_ms_per_100_ops", "ms", Target::None, e),
     });
@@ -570,6 +592,7 @@ fn cache_hit_row(jit: &Jit) -> Row {
             m.wall.as_secs_f64() * 1e6 / f64::from(HITS)
         ),
         failed: false,
+        skipped: false,
     }
 }
 
@@ -780,6 +803,7 @@ pub fn quick_report_with(progress: &mut dyn FnMut(&str)) -> Report {
             one.gang_fallbacks() + two.gang_fallbacks()
         ),
         failed: false,
+        skipped: false,
     });
 
     rows.sort_by_key(|r| {
@@ -901,6 +925,7 @@ mod tests {
             target,
             note: String::new(),
             failed,
+            skipped: false,
         };
         assert_eq!(row(0.6, Target::AtLeast(0.5), false).status(), "ok");
         assert_eq!(row(0.4, Target::AtLeast(0.5), false).status(), "MISS");

@@ -19,8 +19,8 @@ use super::timing::Clock;
 /// VRAM layout: code at 0, x at 16 MiB, y at 32 MiB (saxpy's 16 MiB buffers fit
 /// the default 64 MiB VRAM). Both are `lui`-loadable (low 12 bits zero).
 const CODE_BASE: u32 = 0;
-const X_BASE: u32 = 0x0100_0000;
-const Y_BASE: u32 = 0x0200_0000;
+pub const X_BASE: u32 = 0x0100_0000;
+pub const Y_BASE: u32 = 0x0200_0000;
 /// Most elements a buffer can hold in that layout.
 pub const MAX_ELEMENTS: usize = (Y_BASE - X_BASE) as usize / 4;
 
