@@ -933,6 +933,10 @@ mod tests {
         assert_eq!(row(3.0, Target::None, false).status(), "-");
         assert_eq!(row(9.0, Target::AtLeast(0.5), true).status(), "FAILED");
         assert_eq!(row(f64::NAN, Target::None, false).status(), "FAILED");
+        // Not measured here (qemu absent): neither a failure nor a miss.
+        let skipped = Row::skipped("k", "x", Target::AtLeast(20.0), "no qemu".into());
+        assert_eq!(skipped.status(), "SKIPPED");
+        assert!(!skipped.failed && skipped.value.is_nan());
         assert_eq!(Target::AtLeast(1.8).to_string(), ">= 1.8");
         assert_eq!(Target::AtMost(1.0).to_string(), "<= 1");
     }
