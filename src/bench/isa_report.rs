@@ -188,6 +188,36 @@ fn qemu_row() -> Row {
     }
 }
 
+/// Alternated pairs of tinygrad processes (CPU, QCOM).
+const TINYGRAD_ROUNDS: usize = 2;
+
+/// tinygrad's `a * 2 + b` over 1 Mi floats on wavejit against its CPU device.
+fn tinygrad_row() -> Row {
+    const KEY: &str = "tinygrad_add_vs_cpu";
+    let target = Target::AtLeast(0.2);
+    let (python, shim) = match super::tinygrad::setup() {
+        Ok(found) => found,
+        Err(why) => return Row::skipped(KEY, "x", target, why),
+    };
+    match super::tinygrad::add(&python, &shim, TINYGRAD_ROUNDS) {
+        Ok((cpu, qcom, exact)) => Row {
+            key: KEY,
+            value: cpu / qcom,
+            unit: "x",
+            target,
+            note: format!(
+                "c = a * 2 + b over 2^20 floats, warm, wall per realize + synchronize \
+                 (median of 15, median of {TINYGRAD_ROUNDS} processes each): DEV=CPU \
+                 {cpu:.2} ms, DEV=QCOM:IR3 through the shim {qcom:.2} ms; both bit-exact {}",
+                if exact { "yes" } else { "NO" }
+            ),
+            failed: !exact,
+            skipped: false,
+        },
+        Err(e) => Row::failure(KEY, "x", target, e),
+    }
+}
+
 /// The ISA rows, in `--json` key order.
 pub fn isa_rows() -> Vec<Row> {
     let alu = format!("{ALU_ELEMENTS} lanes");
@@ -214,6 +244,7 @@ pub fn isa_rows() -> Vec<Row> {
             boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
         ),
         qemu_row(),
+        tinygrad_row(),
         aql_row(),
     ]
 }

@@ -19,6 +19,7 @@ pub mod rv32;
 pub mod side;
 pub mod simd;
 pub mod timing;
+pub mod tinygrad;
 
 use std::fmt;
 
