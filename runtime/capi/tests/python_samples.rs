@@ -25,7 +25,10 @@ fn expected() -> String {
         "\"\"\"The sample kernels of wavejit_runtime::aql::isa::samples, as bytes.\n\n\
          Generated; checked by runtime/capi/tests/python_samples.rs (WAVEJIT_BLESS=1 rewrites it).\n\"\"\"\n\n",
     );
-    let _ = writeln!(s, "# RV32 argument block address: in (u32) at +0, out at +4.");
+    let _ = writeln!(
+        s,
+        "# RV32 argument block address: in (u32) at +0, out at +4."
+    );
     let _ = writeln!(s, "RV32_ARGS = {:#x}", samples::RV32_ARGS);
     let _ = writeln!(s, "# ir3 sample workgroup size (i = wgid << 6 | local).");
     let _ = writeln!(s, "IR3_WORKGROUP = {}\n", samples::IR3_WORKGROUP);

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _aql_types as t
 from ._native import lib
@@ -67,14 +68,14 @@ class Buffer:
     def __init__(self, agent: "Agent", address: int, host: int, nbytes: int):
         self.agent, self.address, self.host, self.nbytes = agent, address, host, nbytes
 
-    def view(self, dtype: np.typing.DTypeLike = np.uint8) -> np.ndarray:
+    def view(self, dtype: npt.DTypeLike = np.uint8) -> np.ndarray:
         """A numpy array over the buffer's memory (no copy): writes reach the agent."""
         self.agent._live()
         dt = np.dtype(dtype)
         raw = (ctypes.c_char * self.nbytes).from_address(self.host)
-        return np.frombuffer(raw, dtype=dt, count=self.nbytes // dt.itemsize)
+        return np.frombuffer(memoryview(raw), dtype=dt, count=self.nbytes // dt.itemsize)
 
-    def read(self, dtype: np.typing.DTypeLike = np.uint8) -> np.ndarray:
+    def read(self, dtype: npt.DTypeLike = np.uint8) -> np.ndarray:
         """A copy of the buffer's contents as ``dtype``."""
         return self.view(dtype).copy()
 
@@ -171,9 +172,10 @@ class Agent:
         self.close()
 
     def __del__(self) -> None:
+        # A destructor must not raise (at interpreter exit the library may be gone).
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001
             pass
 
     # ---- memory ----
