@@ -132,6 +132,12 @@ def test_bad_arguments_raise_before_reaching_the_library():
         agent.alloc(8).write(np.zeros(3, np.uint32))
     with pytest.raises(ValueError, match="empty"):
         agent.load(Isa.RV32, b"")
+    freed = agent.alloc(16)
+    agent.free(freed)
+    with pytest.raises(ValueError, match="was freed"):
+        freed.read()
+    with pytest.raises(ValueError, match="was freed"):
+        agent.free(freed)
     buf = agent.alloc(16)
     agent.close()
     with pytest.raises(ValueError, match="closed"):

@@ -67,10 +67,18 @@ class Buffer:
 
     def __init__(self, agent: "Agent", address: int, host: int, nbytes: int):
         self.agent, self.address, self.host, self.nbytes = agent, address, host, nbytes
+        self.freed = False
+
+    def _check_live(self) -> None:
+        # Touching freed or closed memory would be a use-after-free in the library.
+        if self.freed:
+            raise ValueError(f"{self!r} was freed")
+        self.agent._live()
 
     def view(self, dtype: npt.DTypeLike = np.uint8) -> np.ndarray:
-        """A numpy array over the buffer's memory (no copy): writes reach the agent."""
-        self.agent._live()
+        """A numpy array over the buffer's memory (no copy): writes reach the agent.
+        Do not use it after the buffer is freed or the agent closed."""
+        self._check_live()
         dt = np.dtype(dtype)
         raw = (ctypes.c_char * self.nbytes).from_address(self.host)
         return np.frombuffer(memoryview(raw), dtype=dt, count=self.nbytes // dt.itemsize)
@@ -84,7 +92,7 @@ class Buffer:
         raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
         if offset < 0 or offset + len(raw) > self.nbytes:
             raise ValueError(f"{len(raw)} bytes at offset {offset} do not fit in a {self.nbytes}-byte buffer")
-        self.agent._live()
+        self._check_live()
         ctypes.memmove(self.host + offset, raw, len(raw))
 
     def __repr__(self) -> str:
@@ -204,7 +212,9 @@ class Agent:
         """Releases a buffer of this agent."""
         if buf.agent is not self:
             raise ValueError(f"{buf!r} belongs to another agent")
+        buf._check_live()
         _check(self._lib.wj_aql_memory_free(self._live(), buf.address), f"freeing {buf!r}")
+        buf.freed = True
 
     # ---- kernels ----
     def load(
@@ -264,7 +274,11 @@ class Agent:
         g, b = _dims(grid, "grid", 0xFFFF_FFFF), _dims(block, "block", 0xFFFF)
         ndim = max(len(_as_tuple(grid)), len(_as_tuple(block)))
         owned: Buffer | None = None
-        if kernarg is None:
+        if kernarg is not None:
+            if kernarg.agent is not self:
+                raise ValueError(f"kernarg {kernarg!r} belongs to another agent")
+            kernarg._check_live()
+        else:
             raw = args if isinstance(args, bytes) else pack_args(args)
             if raw:
                 owned = kernarg = self.upload(np.frombuffer(raw, dtype=np.uint8))
