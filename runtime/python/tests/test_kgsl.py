@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from wavejit.mockgpu_qcom import DEVICE_PATH, KGSLFileDesc, QCOMDriver
 
-kgsl = pytest.importorskip("tinygrad.runtime.autogen.kgsl", reason="needs tinygrad==0.14.0 (CI installs it)")
+kgsl = need("tinygrad.runtime.autogen.kgsl", "needs tinygrad==0.14.0 (CI installs it)")
 
 HERE = Path(__file__).resolve().parent
 
@@ -118,7 +119,7 @@ def test_closed_descriptor_is_ebadf():
 
 
 def test_tinygrad_qcom_backend_runs_through_the_driver_module():
-    pytest.importorskip("tinymesa", reason="tinygrad's IR3 compiler")
+    need("tinymesa", "tinygrad's IR3 compiler (CI installs it)")
     env = dict(os.environ, DEV="QCOM:IR3")
     env.pop("LD_PRELOAD", None)
     out = subprocess.run(
