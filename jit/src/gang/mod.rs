@@ -24,7 +24,7 @@ mod lower;
 
 use cranelift_codegen::ir::{AbiParam, UserFuncName, types};
 use cranelift_frontend::FunctionBuilder;
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use wavejit_ir::{Dispatch, Kernel};
 
@@ -139,6 +139,19 @@ fn trampoline(
     Ok(id)
 }
 
+/// Address space reserved for a kernel's code (only what the code uses is
+/// committed): about 60 bytes per IR instruction is typical, a few KiB the
+/// most seen, so 16 KiB each plus 1 MiB leaves ample room.
+fn code_reservation(kernel: &Kernel) -> usize {
+    const MAX: usize = 1 << 30;
+    kernel
+        .insts
+        .len()
+        .saturating_mul(16 << 10)
+        .saturating_add(1 << 20)
+        .min(MAX)
+}
+
 /// Compiles `kernel` cut by `plan` for batches of `lanes` lanes, `g` vectors per chunk.
 pub fn compile(
     kernel: &Kernel,
@@ -163,7 +176,14 @@ pub fn compile(
         ));
     }
     let isa = isa(tier)?;
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    // The kernel calls its trampolines with 32-bit relative calls: all of the
+    // module's code in one reservation keeps them in range wherever the host
+    // maps memory (separate mappings landed > 2 GiB apart under torch).
+    let arena = ArenaMemoryProvider::new_with_size(code_reservation(kernel))
+        .map_err(|e| JitError::Cranelift(format!("reserving code memory: {e}")))?;
+    builder.memory_provider(Box::new(arena));
+    let mut module = JITModule::new(builder);
     let ptr = module.target_config().pointer_type();
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(ptr));
