@@ -1,7 +1,7 @@
 //! Typed decoding spot checks: the fields a lifter reads, for representative
 //! instructions of every category (words from mesa's vectors).
 
-use wavejit_frontend::ir3::{self, FieldValue, Operand, OperandKind as K};
+use wavejit_frontend::ir3::{self, FieldValue, Operand, OperandKind as K, field};
 
 fn op(kind: K) -> Operand {
     Operand {
@@ -27,17 +27,25 @@ fn dec(word: u64) -> ir3::Instr {
 fn cat0_branches_and_flow() {
     let i = dec(0x00800000fffffffc); // br p0.x, #-4
     assert_eq!((i.cat, i.encoding, i.mnemonic.as_str()), (0, "br", "br"));
-    assert_eq!(i.get("IMMED"), Some(-4));
+    assert_eq!(i.get(field::IMMED), Some(-4));
     assert_eq!(i.branch_target(10), Some(6));
-    assert_eq!((i.get("INV1"), i.get("COMP1")), (Some(0), Some(0)));
+    assert_eq!(
+        (i.get(field::INV1), i.get(field::COMP1)),
+        (Some(0), Some(0))
+    );
     let i = dec(0x0090602000000007); // brao !p0.x, !p0.y, #7
     assert_eq!(
-        (i.get("INV1"), i.get("COMP1"), i.get("INV2"), i.get("COMP2")),
+        (
+            i.get(field::INV1),
+            i.get(field::COMP1),
+            i.get(field::INV2),
+            i.get(field::COMP2)
+        ),
         (Some(1), Some(0), Some(1), Some(1))
     );
     let i = dec(0x008000630000001e); // brac.3 #30
     assert_eq!(
-        (i.encoding, i.get("INDEX"), i.get("IMMED")),
+        (i.encoding, i.get(field::INDEX), i.get(field::IMMED)),
         ("brac", Some(3), Some(30))
     );
     let i = dec(0x0000020000000000); // (rpt2)nop
@@ -46,7 +54,7 @@ fn cat0_branches_and_flow() {
     assert!(i.flags.ss && !i.flags.sy);
     let i = dec(0x0222000000000004); // getlast.w8 #4
     assert_eq!(
-        (i.mnemonic.as_str(), i.get("CLUSTER_SIZE")),
+        (i.mnemonic.as_str(), i.get(field::CLUSTER_SIZE)),
         ("getlast.w8", Some(8))
     );
 }
@@ -57,7 +65,10 @@ fn cat1_moves() {
     assert_eq!((i.encoding, i.mnemonic.as_str()), ("mov-gpr", "cov.s32s16"));
     assert_eq!(i.dsts, vec![half(K::Gpr(0))]);
     assert_eq!(i.srcs, vec![op(K::Gpr(0))]);
-    assert_eq!((i.get("SRC_TYPE"), i.get("DST_TYPE")), (Some(5), Some(4)));
+    assert_eq!(
+        (i.get(field::SRC_TYPE), i.get(field::DST_TYPE)),
+        (Some(5), Some(4))
+    );
     let i = dec(0x2015600400000c11); // (ul)mov.s32s32 r1.x, c<a0.x + 17>
     assert!(i.flags.ul);
     assert_eq!(i.srcs, vec![op(K::RelConst(17))]);
@@ -111,7 +122,7 @@ fn cat1_moves() {
     assert_eq!(i.srcs, vec![op(K::Gpr(1))]);
     let i = dec(0x260cc3c000000000); // movmsk.w128 r48.x
     assert_eq!(
-        (i.mnemonic.as_str(), i.get("W")),
+        (i.mnemonic.as_str(), i.get(field::W)),
         ("movmsk.w128", Some(128))
     );
     assert_eq!(i.dsts, vec![op(K::Gpr(0xc0))]);
@@ -125,7 +136,7 @@ fn cat2_alu() {
         ("cmps.f", "cmps.f.lt", 3, 0)
     );
     assert_eq!(
-        i.field("COND"),
+        i.field(field::COND),
         Some(&FieldValue::Enum {
             value: 0,
             text: "lt"
@@ -251,32 +262,44 @@ fn cat5_cat6_cat7() {
     let i = dec(0xa048d107cc080a07); // isaml.base3 (s32)(x)r1.w, r0.w, r1.y, s#0, t#6
     assert_eq!(i.encoding, "isaml");
     assert_eq!(i.dsts, vec![op(K::Gpr(7))]);
-    assert_eq!((i.get("WRMASK"), i.get("TYPE")), (Some(1), Some(5)));
+    assert_eq!(
+        (i.get(field::WRMASK), i.get(field::TYPE)),
+        (Some(1), Some(5))
+    );
     let i = dec(0xa0c01f040cc00005); // sam (f32)(xyzw)r1.x, r0.z, s#6, t#6
     assert_eq!(
-        (i.get("SAMP"), i.get("TEX"), i.get("WRMASK")),
+        (i.get(field::SAMP), i.get(field::TEX), i.get(field::WRMASK)),
         (Some(6), Some(6), Some(15))
     );
     assert_eq!(i.srcs, vec![op(K::Gpr(2))]);
     let i = dec(0xc00600030180c269); // ldg.u32 r0.w, g[r0.w+308], 1
     assert_eq!(
-        (i.encoding, i.get("OFF"), i.get("SIZE"), i.get("TYPE")),
+        (
+            i.encoding,
+            i.get(field::OFF),
+            i.get(field::SIZE),
+            i.get(field::TYPE)
+        ),
         ("ldg", Some(308), Some(1), Some(3))
     );
     assert_eq!(i.srcs[0], op(K::Gpr(3)));
     let i = dec(0xc002000703c1740f); // ldg.a.f32 r1.w, g[r1.y+(((r1.w<<3)+2)<<2)], 3
     assert_eq!(
-        (i.get("SRC2_SHIFT"), i.get("OFF"), i.get("TYPE_SHIFT")),
+        (
+            i.get(field::SRC2_SHIFT),
+            i.get(field::OFF),
+            i.get(field::TYPE_SHIFT)
+        ),
         (Some(3), Some(2), Some(2))
     );
     assert_eq!(i.srcs, vec![op(K::Gpr(5)), op(K::Gpr(7))]);
     let i = dec(0xc1425b5001803e02); // stp.f32 p[r11.y-176], r0.y, 1
-    assert_eq!(i.get("OFF"), Some(-176));
+    assert_eq!(i.get(field::OFF), Some(-176));
     let i = dec(0xc706012003800000); // stc.u32 c[a1.x+32], r0.x, 3
     assert_eq!(i.dsts, vec![op(K::ConstA1(32))]);
     let i = dec(0xc026000201e1b100 + (7 << 54)); // ldib.b ... r0.y+7, 0
     assert_eq!(
-        (i.encoding, i.get("OFFSET"), i.get("HAS_OFFSET")),
+        (i.encoding, i.get(field::OFFSET), i.get(field::HAS_OFFSET)),
         ("ldib.b", Some(7), Some(1))
     );
     assert_eq!(
@@ -288,7 +311,7 @@ fn cat5_cat6_cat7() {
     let i = dec(0xc0260201ffc78080); // ldc.offset0.1.nonuniform r0.y, 255, r0.y
     assert_eq!(i.srcs, vec![op(K::Imm(255)), op(K::Gpr(1))]);
     assert_eq!(
-        i.field("MODE"),
+        i.field(field::MODE),
         Some(&FieldValue::Enum {
             value: 2,
             text: "nonuniform"
@@ -299,10 +322,10 @@ fn cat5_cat6_cat7() {
         (
             i.cat,
             i.encoding,
-            i.get("G"),
-            i.get("L"),
-            i.get("R"),
-            i.get("W")
+            i.get(field::G),
+            i.get(field::L),
+            i.get(field::R),
+            i.get(field::W)
         ),
         (7, "fence", Some(1), Some(1), Some(1), Some(1))
     );

@@ -770,3 +770,35 @@ fn brcst_active_of_an_idle_lower_half_leaves_the_cluster_alone() {
     );
     assert_eq!(got, vec![7, 7, 7, 7, 7, 7, 150, 150]);
 }
+
+/// dp2acc / dp4acc: the SRC_SIGN field (.unsigned / .mixed: SRC1's bytes
+/// signed) and, for dp2acc, SRC_PACK (.low / .high halves of both sources).
+/// The lifter once read fields named SIGNED and SRC_PACKED_HIGH, which the
+/// isaspec does not have, so `.high` read the low halves; field names are
+/// typed constants since.
+#[test]
+fn dot_products_take_signedness_and_halves_from_their_fields() {
+    let consts = [0xf005_ff02, 0x0304_0506, 100];
+    let dot = |op: &str| {
+        run1(
+            &format!(
+                "mov.u32u32 r3.x, c1.x\nmov.u32u32 r3.y, c1.y\nmov.u32u32 r3.z, c1.z\n\
+                 {op} r2.x, r3.x, r3.y, r3.z"
+            ),
+            &consts,
+        )
+    };
+    // Bytes, low first: SRC1 02 ff 05 f0, SRC2 06 05 04 03.
+    assert_eq!(dot("dp2acc.unsigned.low"), 2 * 6 + 0xff * 5 + 100);
+    assert_eq!(dot("dp2acc.mixed.low"), (2 * 6 - 5 + 100) as u32);
+    assert_eq!(dot("dp2acc.unsigned.high"), 5 * 4 + 0xf0 * 3 + 100);
+    assert_eq!(dot("dp2acc.mixed.high"), (5 * 4 - 16 * 3 + 100) as u32);
+    assert_eq!(
+        dot("dp4acc.mixed.low"),
+        (2 * 6 - 5 + 5 * 4 - 16 * 3 + 100) as u32
+    );
+    assert_eq!(
+        dot("dp4acc.unsigned.low"),
+        2 * 6 + 0xff * 5 + 5 * 4 + 0xf0 * 3 + 100
+    );
+}

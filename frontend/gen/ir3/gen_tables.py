@@ -527,6 +527,19 @@ def main():
     w('/// a8xx: the XML has no gen-800 specific encodings; same tables, gpu_id 800.')
     w('pub(crate) static ISA_800: Isa = Isa { gpu_id: 800, ..ISA_700 };')
     w('')
+    # Every field name, as a typed constant for Instr::get / Instr::field.
+    names = sorted(set(f.name for b in isa.bitsets for c in b.cases for f in c.fields if f.name))
+    w('/// Every field name of the isaspec (encoded and derived), for')
+    w('/// [`Instr::get`](super::Instr::get): a misspelt field does not compile.')
+    w('/// Names that start with a digit get a leading `_` (`_3D` is `3D`).')
+    w('pub mod field {')
+    w('    use super::super::instr::FieldName;')
+    for n in names:
+        ident = ('_' + n) if n[0].isdigit() else n
+        assert re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', ident), n
+        w('    pub const %s: FieldName = FieldName(%s);' % (ident, rs_str(n)))
+    w('}')
+    w('')
     w('/// Field names each expression reads (the assembler solves for their bits).')
     w('pub(crate) static EXPR_FIELDS: &[&[&str]] = &[')
     for e in isa.exprs:

@@ -8,7 +8,7 @@
 use super::isa_decode::{self, Ctx, IsaDecodeError, Resolved, Scope, TemplatePart, sign_extend};
 use super::spec::Isa;
 use super::spec::{Field, Kind};
-use super::tables::{DST_FIELDS, ENUMS};
+use super::tables::{DST_FIELDS, ENUMS, field};
 
 /// Instruction-level flags (sync bits and modifiers printed before the mnemonic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,6 +87,19 @@ impl Operand {
     }
 }
 
+/// The name of an isaspec field. Only the generated constants of
+/// [`field`](super::field) exist, so a misspelt field is a compile error
+/// rather than a `None` at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldName(pub(crate) &'static str);
+
+impl FieldName {
+    /// The name as the XML spells it.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
 /// Raw value of a named field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FieldValue {
@@ -143,17 +156,20 @@ impl Instr {
     pub fn dst(&self) -> Option<&Operand> {
         self.dsts.first()
     }
-    pub fn field(&self, name: &str) -> Option<&FieldValue> {
-        self.fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    pub fn field(&self, name: FieldName) -> Option<&FieldValue> {
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == name.0)
+            .map(|(_, v)| v)
     }
     /// Numeric value of a field (see [`FieldValue::as_i64`]).
-    pub fn get(&self, name: &str) -> Option<i64> {
+    pub fn get(&self, name: FieldName) -> Option<i64> {
         self.field(name).and_then(FieldValue::as_i64)
     }
     /// Branch target for cat0 branches: `pc + IMMED` (in instructions).
     pub fn branch_target(&self, pc: i64) -> Option<i64> {
         if self.cat == 0 {
-            self.get("IMMED").map(|i| pc + i)
+            self.get(field::IMMED).map(|i| pc + i)
         } else {
             None
         }

@@ -43,10 +43,11 @@ mod spec;
 mod tables;
 
 pub use asm::AsmError;
-pub use instr::FieldValue;
+pub use instr::{FieldName, FieldValue};
 pub use instr::{Flags, Instr, Operand, OperandKind, REG_A0_X, REG_A1_X, REG_P0_X};
 pub use isa_decode::IsaDecodeError;
 pub use listing::{Listing, ListingOptions, disasm_listing, disasm_listing_for, raw_line};
+pub use tables::field;
 
 /// Failure to decode one 64-bit instruction word.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

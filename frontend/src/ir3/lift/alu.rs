@@ -1,5 +1,6 @@
 //! cat2 / cat3 / cat4: integer and float ALU and the SFU.
 
+use crate::ir3::field;
 use wavejit_ir::{FBinOp, FUnOp, FloatCC, IBinOp, IUnOp, InstKind, IntCC, SpecialFn, Type, Value};
 
 use super::regs::As;
@@ -156,7 +157,7 @@ impl Lifter<'_> {
         let s1 = self.srcop(ins, 0)?;
         // FULL = 0 selects half sources for the whole instruction (an immediate
         // operand carries no precision of its own).
-        let half = ins.get("FULL").map_or(s1.half, |f| f == 0);
+        let half = ins.get(field::FULL).map_or(s1.half, |f| f == 0);
         let sat = ins.flags.sat;
         let dst_half = self.dstop(ins)?.half;
         let two = ins.srcs.len() >= 2;
@@ -233,7 +234,7 @@ impl Lifter<'_> {
                 let a = self.fsrc(ins, &s1, i, half)?;
                 let s2 = self.srcop(ins, 1)?;
                 let b = self.fsrc(ins, &s2, i, half)?;
-                let cc = match ins.get("COND").unwrap_or(0) {
+                let cc = match ins.get(field::COND).unwrap_or(0) {
                     0 => FloatCC::Lt,
                     1 => FloatCC::Le,
                     2 => FloatCC::Gt,
@@ -257,7 +258,7 @@ impl Lifter<'_> {
                 let a = self.isrc(ins, &s1, i, half, false)?;
                 let s2 = self.srcop(ins, 1)?;
                 let b = self.isrc(ins, &s2, i, half, false)?;
-                let cc = match (ins.get("COND").unwrap_or(0), signed) {
+                let cc = match (ins.get(field::COND).unwrap_or(0), signed) {
                     (0, false) => IntCC::Ult,
                     (1, false) => IntCC::Ule,
                     (2, false) => IntCC::Ugt,
@@ -613,12 +614,14 @@ impl Lifter<'_> {
             self.srcop(ins, 1)?,
             self.srcop(ins, 2)?,
         );
-        let signed = ins.mnemonic.contains(".mixed") || ins.get("SIGNED").unwrap_or(0) != 0;
+        // SRC_SIGN: 0 .unsigned, 1 .mixed (SRC1 signed, SRC2 unsigned).
+        let signed = ins.get(field::SRC_SIGN) == Some(1);
         let a = self.isrc(ins, &s1, i, false, false)?;
         let b = self.isrc(ins, &s2, i, false, false)?;
         let mut acc = self.isrc(ins, &s3, i, false, false)?;
-        // dp2acc reads the low or high half of each register (PACKED_HIGH).
-        let base = if n == 2 && ins.get("SRC_PACKED_HIGH").unwrap_or(0) != 0 {
+        // dp2acc reads the low or high half of each register (SRC_PACK: 0
+        // .low, 1 .high).
+        let base = if n == 2 && ins.get(field::SRC_PACK) == Some(1) {
             16
         } else {
             0
@@ -654,7 +657,7 @@ impl Lifter<'_> {
 
     pub(crate) fn lift_cat4(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let s = self.srcop(ins, 0)?;
-        let half = ins.get("FULL").map_or(s.half, |f| f == 0) || ins.encoding.starts_with('h');
+        let half = ins.get(field::FULL).map_or(s.half, |f| f == 0) || ins.encoding.starts_with('h');
         let a = self.fsrc(ins, &s, i, half)?;
         let mut mode = a630_mode(half, ins.flags.sat);
         let func = match ins.encoding {

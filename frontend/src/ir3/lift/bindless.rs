@@ -17,6 +17,7 @@
 //! * cat5 (ir3-cat5.xml): BASE = BASE_HI * 2 | BASE_LO; DESC_MODE says where the
 //!   texture index comes from (see [`Lifter::cat5_bindless_texture`]).
 
+use crate::ir3::field;
 use wavejit_ir::{AddrSpace, IBinOp, InstKind, MemAccess, Type, Value};
 
 use super::regs::{A1, As};
@@ -26,7 +27,7 @@ use crate::ir3::{Instr, Operand};
 impl Lifter<'_> {
     /// The BASE field of a bindless instruction: one of the 5 a630 bases.
     pub(crate) fn bindless_base(&self, ins: &Instr) -> Result<u32, LiftError> {
-        let b = ins.get("BASE").unwrap_or(0);
+        let b = ins.get(field::BASE).unwrap_or(0);
         if !(0..i64::from(info::BINDLESS_BASES)).contains(&b) {
             return Err(self.malformed(
                 ins,
@@ -66,7 +67,7 @@ impl Lifter<'_> {
         // [MODEL] MODE uniform only promises that the index is the same in
         // every active fiber; each fiber reads its own register, which is that
         // value whenever the promise holds.
-        match ins.get("MODE").unwrap_or(0) {
+        match ins.get(field::MODE).unwrap_or(0) {
             0..=2 => {}
             _ => {
                 return Err(LiftError::Undocumented {
@@ -95,9 +96,9 @@ impl Lifter<'_> {
     pub(crate) fn cat5_bindless_texture(&mut self, ins: &Instr) -> Result<(u32, Value), LiftError> {
         let base = self.bindless_base(ins)?;
         let src3_bits = (ins.word >> 21) & 0xff;
-        let idx = match ins.get("DESC_MODE").unwrap_or(-1) {
+        let idx = match ins.get(field::DESC_MODE).unwrap_or(-1) {
             1 | 2 | 3 | 5 => {
-                let mut s3 = self.field_op(ins, "SRC3")?;
+                let mut s3 = self.field_op(ins, field::SRC3)?;
                 s3.half = false;
                 let v = self.src(ins, &s3, 0, As::U32)?;
                 self.resize(v, Type::I32, false)

@@ -1,6 +1,8 @@
 //! cat0: control flow. Planning (reachability, block leaders, return sites,
 //! predicated regions) and lifting of branches, calls, predication and `end`.
 
+use crate::ir3::FieldName;
+use crate::ir3::field;
 use std::collections::BTreeMap;
 
 use wavejit_ir::{BlockCall, IBinOp, InstKind, IntCC, Terminator, Type, Value};
@@ -154,7 +156,7 @@ impl Lifter<'_> {
         let pc = self.pc;
         let next = pc + 1;
         let target = ins.branch_target(pc as i64).unwrap_or(next as i64) as u64;
-        let g = |n: &str| ins.get(n).unwrap_or(0);
+        let g = |n: FieldName| ins.get(n).unwrap_or(0);
         match ins.encoding {
             "nop" | "shpe" | "prede" => {}
             // Every fiber runs the preamble itself; its results (uniform by
@@ -166,12 +168,12 @@ impl Lifter<'_> {
             }
             "jump" => self.goto(target)?,
             "br" => {
-                let c = self.pred(g("COMP1"), g("INV1") != 0);
+                let c = self.pred(g(field::COMP1), g(field::INV1) != 0);
                 self.branch_pcs(c, target, next)?;
             }
             "brao" | "braa" => {
-                let a = self.pred(g("COMP1"), g("INV1") != 0);
-                let b = self.pred(g("COMP2"), g("INV2") != 0);
+                let a = self.pred(g(field::COMP1), g(field::INV1) != 0);
+                let b = self.pred(g(field::COMP2), g(field::INV2) != 0);
                 let op = if ins.encoding == "brao" {
                     IBinOp::Or
                 } else {
@@ -181,7 +183,7 @@ impl Lifter<'_> {
                 self.branch_pcs(c, target, next)?;
             }
             "bany" | "ball" => {
-                let p = self.pred(g("COMP1"), g("INV1") != 0);
+                let p = self.pred(g(field::COMP1), g(field::INV1) != 0);
                 let m = self.true_mask();
                 let kind = if ins.encoding == "bany" {
                     InstKind::VoteAny
@@ -195,7 +197,7 @@ impl Lifter<'_> {
             // constant for the dispatch, so the lift decides it (set: the
             // condition is true and the branch is taken).
             "brac" => {
-                let n = g("INDEX");
+                let n = g(field::INDEX);
                 if !(0..32).contains(&n) {
                     return Err(self.malformed(ins, format!("brac index {n}")));
                 }
@@ -235,7 +237,7 @@ impl Lifter<'_> {
                 self.branch_pcs(skip, end, next)?;
             }
             "kill" => {
-                let c = self.pred(g("COMP1"), g("INV1") != 0);
+                let c = self.pred(g(field::COMP1), g(field::INV1) != 0);
                 let exit = self.extra_block(0)?;
                 let cont = self.block_at(next)?;
                 self.flush_all();

@@ -1,6 +1,8 @@
 //! cat6 (global / local / private memory, atomics, ldc, wave queries, shfl)
 //! and cat7 (barriers, fences, cache ops).
 
+use crate::ir3::FieldName;
+use crate::ir3::field;
 use wavejit_ir::{
     AddrSpace, AtomicOp, IBinOp, InstKind, IntCC, MemAccess, ShuffleKind, Type, Value,
 };
@@ -22,10 +24,10 @@ pub(crate) fn mem_type(t: i64) -> Option<(u8, bool)> {
 }
 
 impl Lifter<'_> {
-    pub(crate) fn field_op(&self, ins: &Instr, name: &str) -> Result<Operand, LiftError> {
+    pub(crate) fn field_op(&self, ins: &Instr, name: FieldName) -> Result<Operand, LiftError> {
         match ins.field(name) {
             Some(crate::ir3::FieldValue::Operand(o)) => Ok(*o),
-            _ => Err(self.malformed(ins, format!("missing operand {name}"))),
+            _ => Err(self.malformed(ins, format!("missing operand {}", name.as_str()))),
         }
     }
 
@@ -54,9 +56,9 @@ impl Lifter<'_> {
     }
 
     fn type_of(&self, ins: &Instr) -> Result<(u8, bool, bool), LiftError> {
-        let t = ins.get("TYPE").unwrap_or(-1);
+        let t = ins.get(field::TYPE).unwrap_or(-1);
         let (bits, signed) = mem_type(t).ok_or_else(|| self.malformed(ins, format!("type {t}")))?;
-        let half = ins.get("TYPE_HALF").unwrap_or(0) != 0;
+        let half = ins.get(field::TYPE_HALF).unwrap_or(0) != 0;
         Ok((bits, signed, half))
     }
 
@@ -72,7 +74,7 @@ impl Lifter<'_> {
     }
 
     fn count_of(&self, ins: &Instr) -> Result<u8, LiftError> {
-        let n = ins.get("SIZE").unwrap_or(1);
+        let n = ins.get(field::SIZE).unwrap_or(1);
         if (1..=4).contains(&n) {
             Ok(n as u8)
         } else {
@@ -134,15 +136,15 @@ impl Lifter<'_> {
     /// ldg.a / stg.a: pair(src1) + (((src2 << SRC2_SHIFT) + OFF) << TYPE_SHIFT),
     /// every term zero-extended to 64 bits.
     fn scaled_addr(&mut self, ins: &Instr) -> Result<Value, LiftError> {
-        let s1 = self.field_op(ins, "SRC1")?;
-        let s2 = self.field_op(ins, "SRC2")?;
+        let s1 = self.field_op(ins, field::SRC1)?;
+        let s2 = self.field_op(ins, field::SRC2)?;
         let base = self.pair(ins, &s1)?;
         let idx = self.src(ins, &s2, 0, As::U32)?;
         let idx = self.resize(idx, Type::I64, false);
-        let sh = self.iconst(Type::I64, ins.get("SRC2_SHIFT").unwrap_or(0) as u64);
+        let sh = self.iconst(Type::I64, ins.get(field::SRC2_SHIFT).unwrap_or(0) as u64);
         let idx = self.ins(InstKind::IBinary(IBinOp::Shl), &[idx, sh]);
-        let idx = self.add64(idx, ins.get("OFF").unwrap_or(0));
-        let ts = self.iconst(Type::I64, ins.get("TYPE_SHIFT").unwrap_or(0) as u64);
+        let idx = self.add64(idx, ins.get(field::OFF).unwrap_or(0));
+        let ts = self.iconst(Type::I64, ins.get(field::TYPE_SHIFT).unwrap_or(0) as u64);
         let idx = self.ins(InstKind::IBinary(IBinOp::Shl), &[idx, ts]);
         Ok(self.ins(InstKind::IBinary(IBinOp::Add), &[base, idx]))
     }
@@ -172,13 +174,13 @@ impl Lifter<'_> {
                 let (bits, signed, half) = self.type_of(ins)?;
                 let n = self.count_of(ins)?;
                 let addr = if name == "ldg" {
-                    let s1 = self.field_op(ins, "SRC1")?;
+                    let s1 = self.field_op(ins, field::SRC1)?;
                     let p = self.pair(ins, &s1)?;
-                    self.add64(p, ins.get("OFF").unwrap_or(0))
+                    self.add64(p, ins.get(field::OFF).unwrap_or(0))
                 } else {
                     self.scaled_addr(ins)?
                 };
-                let d = self.field_op(ins, "DST")?;
+                let d = self.field_op(ins, field::DST)?;
                 self.load_into(
                     ins,
                     Self::access(AddrSpace::Global, bits, signed, half, n),
@@ -190,13 +192,13 @@ impl Lifter<'_> {
                 let (bits, signed, half) = self.type_of(ins)?;
                 let n = self.count_of(ins)?;
                 let addr = if name == "stg" {
-                    let s1 = self.field_op(ins, "SRC1")?;
+                    let s1 = self.field_op(ins, field::SRC1)?;
                     let p = self.pair(ins, &s1)?;
-                    self.add64(p, ins.get("OFF").unwrap_or(0))
+                    self.add64(p, ins.get(field::OFF).unwrap_or(0))
                 } else {
                     self.scaled_addr(ins)?
                 };
-                let data = self.field_op(ins, "SRC3")?;
+                let data = self.field_op(ins, field::SRC3)?;
                 self.store_from(
                     ins,
                     Self::access(AddrSpace::Global, bits, signed, half, n),
@@ -207,29 +209,29 @@ impl Lifter<'_> {
             "ldl" | "ldlw" | "ldp" => {
                 let (bits, signed, half) = self.type_of(ins)?;
                 let n = self.count_of(ins)?;
-                let s = self.field_op(ins, "SRC")?;
-                let mut a = self.local_addr(ins, &s, ins.get("OFF").unwrap_or(0))?;
+                let s = self.field_op(ins, field::SRC)?;
+                let mut a = self.local_addr(ins, &s, ins.get(field::OFF).unwrap_or(0))?;
                 let space = if name == "ldp" {
                     a = self.private_addr(a);
                     AddrSpace::Private
                 } else {
                     AddrSpace::Shared
                 };
-                let d = self.field_op(ins, "DST")?;
+                let d = self.field_op(ins, field::DST)?;
                 self.load_into(ins, Self::access(space, bits, signed, half, n), a, &d)
             }
             "stl" | "stlw" | "stp" => {
                 let (bits, signed, half) = self.type_of(ins)?;
                 let n = self.count_of(ins)?;
-                let areg = self.field_op(ins, "DST")?;
-                let mut a = self.local_addr(ins, &areg, ins.get("OFF").unwrap_or(0))?;
+                let areg = self.field_op(ins, field::DST)?;
+                let mut a = self.local_addr(ins, &areg, ins.get(field::OFF).unwrap_or(0))?;
                 let space = if name == "stp" {
                     a = self.private_addr(a);
                     AddrSpace::Private
                 } else {
                     AddrSpace::Shared
                 };
-                let data = self.field_op(ins, "SRC")?;
+                let data = self.field_op(ins, field::SRC)?;
                 self.store_from(ins, Self::access(space, bits, signed, half, n), a, &data)
             }
             "ldc" => self.lift_ldc(ins),
@@ -239,7 +241,7 @@ impl Lifter<'_> {
                     "getwid" => self.ins(InstKind::Builtin(wavejit_ir::Builtin::WaveId), &[]),
                     _ => self.iconst(Type::I32, 0),
                 };
-                let d = self.field_op(ins, "DST")?;
+                let d = self.field_op(ins, field::DST)?;
                 self.dst(ins, &d, 0, v)
             }
             "shfl" => self.lift_shfl(ins),
@@ -291,10 +293,10 @@ impl Lifter<'_> {
             .encoding
             .trim_start_matches("atomic.")
             .trim_start_matches("g.");
-        let t = ins.get("TYPE").unwrap_or(3);
+        let t = ins.get(field::TYPE).unwrap_or(3);
         let op = self.atomic_op(ins, opname, t)?;
-        let s1 = self.field_op(ins, "SRC1")?;
-        let s2 = self.field_op(ins, "SRC2")?;
+        let s1 = self.field_op(ins, field::SRC1)?;
+        let s2 = self.field_op(ins, field::SRC2)?;
         let addr = if space == AddrSpace::Global {
             self.pair(ins, &s1)?
         } else {
@@ -318,7 +320,7 @@ impl Lifter<'_> {
             },
             &args,
         );
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         self.dst(ins, &d, 0, old)
     }
 
@@ -326,8 +328,8 @@ impl Lifter<'_> {
     /// vec4 `vec4`, through the UBO descriptors loaded by CP_LOAD_STATE6 (or, with
     /// BINDLESS, the descriptor of bindless base BASE).
     fn lift_ldc(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        let n = ins.get("TYPE_SIZE").unwrap_or(1).clamp(1, 4) as u32;
-        let k = ins.get("OFFSET").unwrap_or(0) as u64;
+        let n = ins.get(field::TYPE_SIZE).unwrap_or(1).clamp(1, 4) as u32;
+        let k = ins.get(field::OFFSET).unwrap_or(0) as u64;
         let base = self.ubo_base(ins)?;
         let a = self.ubo_vec4_addr(ins, base)?;
         let a = self.add64(a, (k * 4) as i64);
@@ -339,15 +341,15 @@ impl Lifter<'_> {
             signed: false,
             align: 4,
         };
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         self.load_into(ins, acc, a, &d)
     }
 
     /// Address (i64) of the UBO that ldc / ldc.k name with SRC2 (BINDLESS: base
     /// BASE, else the loaded UBO descriptor table).
     fn ubo_base(&mut self, ins: &Instr) -> Result<Value, LiftError> {
-        let ubo = self.field_op(ins, "SRC2")?;
-        let desc = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+        let ubo = self.field_op(ins, field::SRC2)?;
+        let desc = if ins.get(field::BINDLESS).unwrap_or(0) != 0 {
             let b = self.bindless_base(ins)?;
             let idx = self.cat6_desc_index(ins, &ubo)?;
             // A6XX_UBO: dword 0 base lo, dword 1 base hi (17 bits) | size.
@@ -374,7 +376,7 @@ impl Lifter<'_> {
 
     /// `base + SRC1 * 16`: the vec4 of the UBO that SRC1 names.
     fn ubo_vec4_addr(&mut self, ins: &Instr, base: Value) -> Result<Value, LiftError> {
-        let vec4 = self.field_op(ins, "SRC1")?;
+        let vec4 = self.field_op(ins, field::SRC1)?;
         let off = self.src(ins, &vec4, 0, As::U32)?;
         let off = self.resize(off, Type::I64, false);
         let sixteen = self.iconst(Type::I64, 16);
@@ -388,7 +390,7 @@ impl Lifter<'_> {
     /// units of components, and the number of vec4's to copy is specified in
     /// LOAD_SIZE").
     fn lift_ldc_k(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        let n = ins.get("LOAD_SIZE").unwrap_or(1);
+        let n = ins.get(field::LOAD_SIZE).unwrap_or(1);
         if !(1..=256).contains(&n) {
             return Err(self.malformed(ins, format!("{n} vec4s")));
         }
@@ -415,7 +417,7 @@ impl Lifter<'_> {
         if ins.encoding == "ldc.k" {
             return self.lift_ldc_k(ins);
         }
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         let first = match d.kind {
             OperandKind::Imm(i) => self.iconst(Type::I32, i as u64),
             OperandKind::ConstA1(off) => {
@@ -428,7 +430,7 @@ impl Lifter<'_> {
         let vals: Vec<Value> = match ins.encoding {
             "stc" => {
                 let n = self.count_of(ins)?;
-                let s = self.field_op(ins, "SRC")?;
+                let s = self.field_op(ins, field::SRC)?;
                 let mut v = Vec::new();
                 for k in 0..u32::from(n) {
                     let o = self.reg_plus(ins, &s, k)?;
@@ -438,9 +440,9 @@ impl Lifter<'_> {
             }
             "ldg.k" => {
                 let n = self.count_of(ins)?;
-                let s1 = self.field_op(ins, "SRC1")?;
+                let s1 = self.field_op(ins, field::SRC1)?;
                 let p = self.pair(ins, &s1)?;
-                let a = self.add64(p, ins.get("OFF").unwrap_or(0));
+                let a = self.add64(p, ins.get(field::OFF).unwrap_or(0));
                 let acc = Self::access(AddrSpace::Global, 32, false, false, n);
                 self.inst_all(InstKind::Load(acc), &[a])
             }
@@ -455,13 +457,13 @@ impl Lifter<'_> {
     }
 
     fn lift_shfl(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        let s1 = self.field_op(ins, "SRC1")?;
-        let s2 = self.field_op(ins, "SRC2")?;
+        let s1 = self.field_op(ins, field::SRC1)?;
+        let s2 = self.field_op(ins, field::SRC2)?;
         let v = self.src(ins, &s1, 0, As::U32)?;
         let n = self.src(ins, &s2, 0, As::U32)?;
         let n = self.resize(n, Type::I32, false);
         let m = self.iconst(Type::I1, 1);
-        let r = match ins.get("MODE").unwrap_or(-1) {
+        let r = match ins.get(field::MODE).unwrap_or(-1) {
             1 => self.ins(InstKind::Shuffle(ShuffleKind::Xor), &[m, v, n]),
             2 => self.ins(InstKind::Shuffle(ShuffleKind::Up), &[m, v, n]),
             3 => self.ins(InstKind::Shuffle(ShuffleKind::Down), &[m, v, n]),
@@ -469,7 +471,7 @@ impl Lifter<'_> {
                 // rup / rdown: rotate within the wave.
                 let lane = self.ins(InstKind::Builtin(wavejit_ir::Builtin::LaneId), &[]);
                 let ws = self.ins(InstKind::Builtin(wavejit_ir::Builtin::WaveSize), &[]);
-                let op = if ins.get("MODE") == Some(7) {
+                let op = if ins.get(field::MODE) == Some(7) {
                     IBinOp::Add
                 } else {
                     IBinOp::Sub
@@ -481,7 +483,7 @@ impl Lifter<'_> {
             }
             _ => return Err(self.unsupported(ins)),
         };
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         self.dst(ins, &d, 0, r)
     }
 

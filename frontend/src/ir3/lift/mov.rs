@@ -1,6 +1,7 @@
 //! cat1: mov / cov (every type pair and rounding mode), mova / mova1, swz / gat /
 //! sct and movmsk.
 
+use crate::ir3::field;
 use wavejit_ir::{FloatFormat, InstKind, Round, Type, Value};
 
 use super::regs::{A0, A1, As};
@@ -63,8 +64,8 @@ impl Lifter<'_> {
             _ => {}
         }
         let (Some(st), Some(dt)) = (
-            cat_type(ins.get("SRC_TYPE").unwrap_or(-1)),
-            cat_type(ins.get("DST_TYPE").unwrap_or(-1)),
+            cat_type(ins.get(field::SRC_TYPE).unwrap_or(-1)),
+            cat_type(ins.get(field::DST_TYPE).unwrap_or(-1)),
         ) else {
             return Err(self.malformed(ins, "unknown type".into()));
         };
@@ -76,7 +77,7 @@ impl Lifter<'_> {
             .dsts
             .first()
             .ok_or_else(|| self.malformed(ins, "no destination".into()))?;
-        let round = round_of(ins.get("ROUND").unwrap_or(0));
+        let round = round_of(ins.get(field::ROUND).unwrap_or(0));
         let v = self.cov_value(ins, &src, i, st, dt, round)?;
         self.write_cov(ins, &dst, i, v)
     }
@@ -199,12 +200,12 @@ impl Lifter<'_> {
     /// swz / gat / sct: read every source, then write every destination.
     fn lift_parallel_move(&mut self, ins: &Instr, i: u32) -> Result<(), LiftError> {
         let (Some(st), Some(dt)) = (
-            cat_type(ins.get("SRC_TYPE").unwrap_or(-1)),
-            cat_type(ins.get("DST_TYPE").unwrap_or(-1)),
+            cat_type(ins.get(field::SRC_TYPE).unwrap_or(-1)),
+            cat_type(ins.get(field::DST_TYPE).unwrap_or(-1)),
         ) else {
             return Err(self.malformed(ins, "unknown type".into()));
         };
-        let round = round_of(ins.get("ROUND").unwrap_or(0));
+        let round = round_of(ins.get(field::ROUND).unwrap_or(0));
         let mut vals = Vec::new();
         let srcs = ins.srcs.clone();
         for s in &srcs {

@@ -4,6 +4,7 @@
 //! A lane whose source lane is not executing reads its own value (the IR's
 //! shuffle rule); the hardware leaves that case undefined.
 
+use crate::ir3::field;
 use wavejit_ir::{Builtin, IBinOp, InstKind, IntCC, ShuffleKind, Type};
 
 use super::regs::As;
@@ -14,7 +15,7 @@ impl Lifter<'_> {
     /// One component only: mesa emits these per scalar, and what a wider write
     /// mask would do to the sources is not documented.
     fn single_component(&self, ins: &Instr) -> Result<(), LiftError> {
-        match ins.get("WRMASK") {
+        match ins.get(field::WRMASK) {
             Some(1) => Ok(()),
             _ => Err(self.undocumented(
                 ins,
@@ -27,12 +28,12 @@ impl Lifter<'_> {
     /// `.horiz` / `.vert` / `.diag` swap with lane ^ 1 / ^ 2 / ^ 3.
     pub(crate) fn lift_quad_shuffle(&mut self, ins: &Instr) -> Result<(), LiftError> {
         self.single_component(ins)?;
-        let s1 = self.field_op(ins, "SRC1")?;
+        let s1 = self.field_op(ins, field::SRC1)?;
         let v = self.src(ins, &s1, 0, As::U32)?;
         let all = self.iconst(Type::I1, 1);
         let r = match ins.encoding {
             "quad_shuffle.brcst" => {
-                let s2 = self.field_op(ins, "SRC2")?;
+                let s2 = self.field_op(ins, field::SRC2)?;
                 let idx = self.src(ins, &s2, 0, As::U32)?;
                 let idx = self.resize(idx, Type::I32, false);
                 let three = self.iconst(Type::I32, 3);
@@ -53,7 +54,7 @@ impl Lifter<'_> {
                 self.ins(InstKind::Shuffle(ShuffleKind::Xor), &[all, v, x])
             }
         };
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         self.dst(ins, &d, 0, r)
     }
 
@@ -62,15 +63,15 @@ impl Lifter<'_> {
     /// and every lane of a cluster whose lower half is idle, keeps `dst`.
     pub(crate) fn lift_brcst_active(&mut self, ins: &Instr) -> Result<(), LiftError> {
         self.single_component(ins)?;
-        let n = ins.get("CLUSTER_SIZE").unwrap_or(0);
+        let n = ins.get(field::CLUSTER_SIZE).unwrap_or(0);
         let n = match u64::try_from(n) {
             Ok(n @ 2..=128) if n.is_power_of_two() => n,
             _ => return Err(self.malformed(ins, format!("cluster size {n}"))),
         };
         let half = n / 2;
-        let s1 = self.field_op(ins, "SRC1")?;
+        let s1 = self.field_op(ins, field::SRC1)?;
         let v = self.src(ins, &s1, 0, As::U32)?;
-        let d = self.field_op(ins, "DST")?;
+        let d = self.field_op(ins, field::DST)?;
         let old = self.src(ins, &d, 0, As::U32)?;
         let all = self.iconst(Type::I1, 1);
         let lane = self.ins(InstKind::Builtin(Builtin::LaneId), &[]);

@@ -4,6 +4,7 @@
 //! typed atomics on FMT6_32_UINT / FMT6_32_SINT) from the loaded state, the
 //! TEXMEMOBJ / UAV base, or a bindless base (see `bindless`).
 
+use crate::ir3::field;
 use wavejit_ir::{
     AddrSpace, AtomicOp, BlockCall, CastOp, FloatFormat, IBinOp, InstKind, IntCC, MemAccess,
     Terminator, Type, Value,
@@ -291,24 +292,24 @@ impl Lifter<'_> {
             name if name.starts_with("quad_shuffle.") => return self.lift_quad_shuffle(ins),
             _ => return Err(self.unsupported(ins)),
         }
-        let d = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+        let d = if ins.get(field::BINDLESS).unwrap_or(0) != 0 {
             let (base, idx) = self.cat5_bindless_texture(ins)?;
             self.bindless_descriptor(base, idx)?
         } else {
-            let tex = if ins.get("S2EN_BINDLESS").unwrap_or(0) != 0 {
+            let tex = if ins.get(field::S2EN_BINDLESS).unwrap_or(0) != 0 {
                 // .s2en: SRC3 is a half pair (texture, sampler); the texture
                 // index comes from its first half.
-                let mut s3 = self.field_op(ins, "SRC3")?;
+                let mut s3 = self.field_op(ins, field::SRC3)?;
                 s3.half = true;
                 s3
             } else {
-                self.field_op(ins, "TEX")?
+                self.field_op(ins, field::TEX)?
             };
             self.descriptor(Table::Tex, &tex, ins)?
         };
-        let dst = self.field_op(ins, "DST")?;
-        let wrmask = ins.get("WRMASK").unwrap_or(0xf);
-        let half = ins.get("FULL") == Some(0) || dst.half;
+        let dst = self.field_op(ins, field::DST)?;
+        let wrmask = ins.get(field::WRMASK).unwrap_or(0xf);
+        let half = ins.get(field::FULL) == Some(0) || dst.half;
         if ins.encoding == "getsize" {
             let one = self.iconst(Type::I32, 1);
             let comps = [d.width, d.height, one, one];
@@ -322,7 +323,7 @@ impl Lifter<'_> {
             }
             return Ok(());
         }
-        let c = self.field_op(ins, "SRC1")?;
+        let c = self.field_op(ins, field::SRC1)?;
         let (x, y) = self.coords(ins, &c, &d, true)?;
         let (a, inb, is_f32) = self.texel(&d, x, y);
         let comps = self.read_texel(a, inb, is_f32);
@@ -331,8 +332,8 @@ impl Lifter<'_> {
 
     /// ldib.b / stib.b / resinfo.b / atomic.b.*.
     pub(crate) fn lift_image(&mut self, ins: &Instr) -> Result<(), LiftError> {
-        let slot = self.field_op(ins, "SSBO")?;
-        let d = if ins.get("BINDLESS").unwrap_or(0) != 0 {
+        let slot = self.field_op(ins, field::SSBO)?;
+        let d = if ins.get(field::BINDLESS).unwrap_or(0) != 0 {
             let base = self.bindless_base(ins)?;
             let idx = self.cat6_desc_index(ins, &slot)?;
             self.bindless_descriptor(base, idx)?
@@ -340,17 +341,17 @@ impl Lifter<'_> {
             self.descriptor(Table::Uav, &slot, ins)?
         };
         let typed = matches!(
-            ins.field("TYPED"),
+            ins.field(field::TYPED),
             Some(crate::ir3::FieldValue::Operand(Operand {
                 kind: OperandKind::Other { bits: 1, .. },
                 ..
             }))
         );
-        let dims = ins.get("D").unwrap_or(1);
-        let n = ins.get("TYPE_SIZE").unwrap_or(1).clamp(1, 4) as u32;
-        let t = ins.get("TYPE").unwrap_or(3);
+        let dims = ins.get(field::D).unwrap_or(1);
+        let n = ins.get(field::TYPE_SIZE).unwrap_or(1).clamp(1, 4) as u32;
+        let t = ins.get(field::TYPE).unwrap_or(3);
         if ins.encoding == "resinfo.b" {
-            let dst = self.field_op(ins, "DST")?;
+            let dst = self.field_op(ins, field::DST)?;
             let comps = if dims >= 2 {
                 vec![d.width, d.height]
             } else {
@@ -363,9 +364,9 @@ impl Lifter<'_> {
             }
             return Ok(());
         }
-        let coord = self.field_op(ins, "SRC2")?;
-        let mut data = self.field_op(ins, "SRC1")?;
-        data.half = ins.get("TYPE_HALF").unwrap_or(0) != 0;
+        let coord = self.field_op(ins, field::SRC2)?;
+        let mut data = self.field_op(ins, field::SRC1)?;
+        data.half = ins.get(field::TYPE_HALF).unwrap_or(0) != 0;
         let elem: u64 = match super::mem::mem_type(t) {
             Some((bits, _)) => u64::from(bits / 8),
             None => return Err(self.malformed(ins, format!("type {t}"))),
@@ -374,7 +375,7 @@ impl Lifter<'_> {
         // ldib/stib `coord+N` (HAS_OFFSET): an immediate element offset
         // (OFFSET_HI << 5 | OFFSET_LO, ir3-cat6.xml) that mesa only emits for
         // untyped SSBO accesses, added to the element index.
-        let imm_off = ins.get("OFFSET").unwrap_or(0);
+        let imm_off = ins.get(field::OFFSET).unwrap_or(0);
         if imm_off != 0 {
             if typed {
                 return Err(LiftError::Undocumented {
