@@ -115,8 +115,9 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     }
     let engine = a.engine.engine();
     if let Some(path) = &a.preamble {
+        let pre_code = read_code(path)?;
         let pre = lift(
-            &read_code(path)?,
+            &pre_code,
             &LiftConfig {
                 name: path.display().to_string(),
                 mode: Mode::Preamble,
@@ -129,7 +130,8 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
         let addr = mem.alloc(file.len() as u64)?;
         mem.write_bytes(addr, &file)?;
         if let Err(fault) = engine.run(&pre, &dispatch.preamble_dispatch(addr), &mem) {
-            eprintln!("fault in the preamble {}: {fault}", path.display());
+            let text = agx::lift::describe_fault(&pre_code, &fault);
+            eprintln!("fault in the preamble {}: {text}", path.display());
             return Ok(fault_exit());
         }
         dispatch.set_uniform_file_bytes(&mem.read_bytes(addr, file.len())?);
@@ -148,7 +150,7 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(fault) => {
-            eprintln!("fault: {fault}");
+            eprintln!("fault: {}", agx::lift::describe_fault(&code, &fault));
             Ok(fault_exit())
         }
     }
