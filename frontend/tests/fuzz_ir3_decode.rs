@@ -60,7 +60,17 @@ fn run(seed: u64, cases: usize) {
         let w = match rng.below(3) {
             0 => {
                 let e = &encs[rng.below(encs.len() as u64) as usize];
-                e.match_bits | (rng.next() & !e.mask)
+                let w = e.match_bits | (rng.next() & !e.mask);
+                // A word inside an encoding's fixed bits decodes as that one.
+                if let Ok(i) = ir3::decode(w)
+                    && i.encoding != e.name
+                {
+                    bad.push(format!(
+                        "{w:#018x}: decodes as {}, not {}",
+                        i.encoding, e.name
+                    ));
+                }
+                w
             }
             1 if !vectors.is_empty() => {
                 let mut w = rng.pick(&vectors);
