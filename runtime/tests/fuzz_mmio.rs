@@ -288,10 +288,10 @@ fn play(d: &mut GpgpuDevice, seq: &[Access]) -> Result<(Vec<u64>, bool), String>
                         return Err(format!("access {i} {a:?}: VRAM reads back {back:#x}"));
                     }
                 }
-                if (bar, off, size) == (0, GLOBAL_CTRL, 4) && value & u64::from(ctrl::RESET) != 0 {
-                    if reg(d, ERROR_STATUS) != 0 || d.last_fault().is_some() {
-                        return Err(format!("access {i} {a:?}: a reset left an error"));
-                    }
+                let reset =
+                    (bar, off, size) == (0, GLOBAL_CTRL, 4) && value & u64::from(ctrl::RESET) != 0;
+                if reset && (reg(d, ERROR_STATUS) != 0 || d.last_fault().is_some()) {
+                    return Err(format!("access {i} {a:?}: a reset left an error"));
                 }
             }
         }

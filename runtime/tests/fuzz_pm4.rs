@@ -399,7 +399,7 @@ fn run(seed: u64, cases: usize) {
 
 #[test]
 fn random_pm4_streams_give_errnos_and_faults_not_crashes() {
-    run(0x9404_0001, 200);
+    run(0x9404_0001, 1_000);
 }
 
 /// `WAVEJIT_LONG_CASES` streams (default 30,000) from another seed.
