@@ -78,6 +78,7 @@ fn run(seed: u64, cases: usize) {
         bad[..bad.len().min(40)].join("\n")
     );
     assert!(decoded > cases / 20, "only {decoded} of {cases} decode");
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

@@ -7,12 +7,14 @@
 //! the same fault, or the same memory when neither faults.
 
 mod agx_lift_support;
+mod fuzz_jit;
 mod fuzz_support;
 
 use std::collections::BTreeSet;
 
 use agx_lift_support::Mem;
-use fuzz_support::{Rng, compiled, corpus, jit, long_cases};
+use fuzz_jit::{compiled, jit};
+use fuzz_support::{Rng, corpus, long_cases};
 use wavejit_frontend::agx::lift::{AgxDispatch, AgxGrid, LiftConfig, lift};
 use wavejit_frontend::agx::{assemble, assemble_line, decode, disasm_program};
 use wavejit_ir::Engine;
@@ -234,6 +236,7 @@ fn run(seed: u64, cases: usize) {
     );
     // Most programs must reach the engines, both ending cleanly and faulting.
     assert!(ran + faulted > cases / 3 && ran > cases / 10 && faulted > cases / 20);
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

@@ -91,6 +91,7 @@ fn run(seed: u64, cases: usize) {
         bad.len(),
         bad[..bad.len().min(40)].join("\n")
     );
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

@@ -6,10 +6,12 @@
 //! verifier and runs on the interpreter and the JIT under a step limit with
 //! the same fault, or the same memory when neither faults.
 
+mod fuzz_jit;
 mod fuzz_support;
 mod ir3_buffer;
 
-use fuzz_support::{Rng, compiled, corpus, jit, long_cases};
+use fuzz_jit::{compiled, jit};
+use fuzz_support::{Rng, corpus, long_cases};
 use ir3_buffer::{BUF, Buffer};
 use wavejit_frontend::ir3;
 use wavejit_frontend::ir3::lift::{LiftConfig, lift};
@@ -207,6 +209,7 @@ fn run(seed: u64, cases: usize) {
         bad[..bad.len().min(20)].join("\n")
     );
     assert!(ran + faulted > cases / 3 && ran > cases / 10 && faulted > cases / 20);
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

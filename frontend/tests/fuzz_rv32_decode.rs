@@ -58,6 +58,7 @@ fn run(seed: u64, cases: usize) {
         decoded > cases / 20,
         "only {decoded} of {cases} words decode"
     );
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

@@ -6,10 +6,12 @@
 //! the same fault, or the same memory when neither faults; every trap has a
 //! site (cause and pc).
 
+mod fuzz_jit;
 mod fuzz_support;
 mod rv32_lift_common;
 
-use fuzz_support::{Rng, compiled, corpus, jit, long_cases};
+use fuzz_jit::{compiled, jit};
+use fuzz_support::{Rng, corpus, long_cases};
 use rv32_lift_common::{CTX_BASE, TestMem};
 use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftOptions};
 use wavejit_frontend::rv32::{decode, disasm};
@@ -252,6 +254,7 @@ fn run(seed: u64, cases: usize) {
         faulted > ran / 10 && faulted < ran * 9 / 10,
         "{faulted} of {ran} faulted"
     );
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

@@ -15,6 +15,9 @@ use wavejit_ir::interp::Interpreter;
 use wavejit_ir::text::{parse, parse_module, print};
 use wavejit_ir::{Budget, Dispatch, Engine, Kernel, NoGlobalMemory};
 
+#[path = "../../frontend/tests/fuzz_support/mod.rs"]
+mod fuzz_support;
+
 struct Rng(u64);
 
 impl Rng {
@@ -226,6 +229,7 @@ fn mutated(seed: u64, rounds: usize) {
     // Both outcomes must be exercised for the test to mean anything.
     assert!(accepted > rounds / 20, "only {accepted} mutants parsed");
     assert!(rejected > rounds / 20, "only {rejected} mutants rejected");
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

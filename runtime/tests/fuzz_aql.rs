@@ -322,6 +322,7 @@ fn run(seed: u64, cases: usize) {
         errored > cases / 10 && errored < cases * 9 / 10,
         "{errored} of {cases}"
     );
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 /// The packets of a seed file (see the module documentation).

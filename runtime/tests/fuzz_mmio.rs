@@ -387,6 +387,7 @@ fn run(seed: u64, cases: usize) {
         bad[..bad.len().min(20)].join("\n")
     );
     assert!(faulted > 0, "no sequence faulted a kernel");
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

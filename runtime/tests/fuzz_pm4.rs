@@ -395,6 +395,7 @@ fn run(seed: u64, cases: usize) {
         faulted > cases / 10 && faulted < cases * 9 / 10,
         "{faulted} of {cases} faulted"
     );
+    fuzz_support::assert_peak_rss_bounded();
 }
 
 #[test]

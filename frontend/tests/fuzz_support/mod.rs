@@ -72,25 +72,24 @@ pub fn hex_lines(text: &[u8]) -> Vec<u64> {
         .collect()
 }
 
-/// A JIT that compiles every dispatch (the default runs small ones on the
-/// interpreter), in a random core, tier and batch width.
-pub fn jit(rng: &mut Rng) -> wavejit_jit::Jit {
-    use wavejit_jit::Core::{Gang, Lanes, Tiered};
-    wavejit_jit::Jit::new(wavejit_jit::JitConfig {
-        core: rng.pick(&[Gang, Tiered, Lanes]),
-        batch_lanes: rng.pick(&[1, 16, 256]),
-        threads: 1,
-        interp_below: 0,
-        parallel_min_work: 0,
-        optimize_after_lanes: rng.pick(&[0, u64::MAX]),
-        ..wavejit_jit::JitConfig::default()
-    })
-}
+/// Peak resident memory a fuzz run may reach: far above what the targets
+/// need (tens of MiB), far below what an allocation sized by input would take.
+pub const PEAK_RSS_LIMIT: u64 = 1 << 30;
 
-/// `Err` when `jit` ran a dispatch on the interpreter instead of its code.
-pub fn compiled(jit: &wavejit_jit::Jit) -> Result<(), String> {
-    match jit.interpreter_fallbacks() {
-        0 => Ok(()),
-        n => Err(format!("the JIT fell back to the interpreter {n} time(s)")),
-    }
+/// Fails when the process's peak resident memory (VmHWM) passed
+/// [`PEAK_RSS_LIMIT`]: no case may make the host allocate what its input asks
+/// for without a bound. Skipped where /proc is not there.
+pub fn assert_peak_rss_bounded() {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return;
+    };
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        kib * 1024 <= PEAK_RSS_LIMIT,
+        "peak resident memory {kib} KiB exceeds {PEAK_RSS_LIMIT} bytes"
+    );
 }

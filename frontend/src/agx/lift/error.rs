@@ -31,7 +31,7 @@ pub enum LiftError {
         len: usize,
     },
     /// A threadgroup (local) access in a program launched with no threadgroup
-    /// memory. [MODEL] The driver sizes threadgroup memory per launch (USC
+    /// memory. \[MODEL\] The driver sizes threadgroup memory per launch (USC
     /// Shared) and a Metal or Mesa program that touches it always declares
     /// it, so the launch is refused here rather than guessing what the
     /// hardware does with an access to an allocation of 0 bytes.
