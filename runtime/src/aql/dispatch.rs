@@ -12,11 +12,11 @@ use super::packet::{KernelDispatchPacket, PACKET_SIZE};
 use super::signal::Signal;
 use super::status::{AqlError, Status};
 
-/// A validated dispatch, ready to run.
 /// The code of an AGX kernel, to name the instruction of a trap in guest
 /// terms (other ISAs' faults already do, or are IR text).
 pub(crate) type GuestCode = Option<Arc<[u8]>>;
 
+/// A validated dispatch, ready to run.
 pub(crate) struct DispatchJob {
     /// `None` for a no-op (zero-size compatibility mode).
     pub work: Option<(Arc<Kernel>, Dispatch, GuestCode)>,
