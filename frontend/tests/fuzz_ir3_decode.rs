@@ -1,6 +1,7 @@
-//! Fuzz target of the ir3 decoder: seeds first, then seeded random words (a
-//! third inside a random encoding's fixed bits, a third mesa's vectors with
-//! one to three bits flipped, a third anything). For every word:
+//! Fuzz target of the ir3 decoder: seeds first, then seeded random words (in
+//! quarters: inside a random encoding's fixed bits, mesa's vectors with one
+//! to three bits flipped, the seeds with bits flipped, anything). For every
+//! word:
 //! decode and disasm agree on whether it is an instruction, never panic, and
 //! the printed text assembles back to a word that prints the same text.
 
@@ -47,9 +48,11 @@ fn vectors() -> Vec<u64> {
 
 fn run(seed: u64, cases: usize) {
     let mut bad = Vec::new();
+    let mut seeds = Vec::new();
     for (name, bytes) in corpus("ir3_decode") {
         for w in hex_lines(&bytes) {
             bad.extend(check(w).map(|e| format!("seed {name}: {e}")));
+            seeds.push(w);
         }
     }
     let encs = ir3::encodings();
@@ -57,7 +60,16 @@ fn run(seed: u64, cases: usize) {
     let mut rng = Rng::new(seed);
     let mut printed = 0usize;
     for _ in 0..cases {
-        let w = match rng.below(3) {
+        let w = match rng.below(4) {
+            // Near the seeds: the text of a seed's class (relative operands
+            // with zero offsets) was what the assembler refused.
+            3 => {
+                let mut w = rng.pick(&seeds);
+                for _ in 0..=rng.below(3) {
+                    w ^= 1 << rng.below(64);
+                }
+                w
+            }
             0 => {
                 let e = &encs[rng.below(encs.len() as u64) as usize];
                 let w = e.match_bits | (rng.next() & !e.mask);
