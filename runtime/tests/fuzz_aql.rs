@@ -11,7 +11,8 @@
 //! queue that stops on an error names a known status and has a message, and
 //! no packet after the failing one completes; a queue that drains completed
 //! every dispatch and barrier (each completion signal went from 1 to 0), and
-//! the storing kernel wrote its lanes.
+//! the storing kernel wrote its lanes. A store past the buffer's end is a
+//! kernel memory fault (MEMORY_FAULT).
 
 #[path = "../../frontend/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
@@ -67,6 +68,9 @@ struct Rig {
     spin: KernelObject,
     noop: KernelObject,
     kernarg: u64,
+    /// Kernargs whose `out` is 16 lanes before the buffer's end: wider
+    /// dispatches of the storing kernel fault (a kernel memory fault).
+    kernarg_near_end: u64,
     out: u64,
 }
 
@@ -98,12 +102,17 @@ impl Rig {
         let kernarg = mem.alloc(64).expect("kernarg");
         mem.write_bytes(kernarg, &out.to_le_bytes())
             .expect("kernarg");
+        let kernarg_near_end = mem.alloc(64).expect("kernarg");
+        let near_end = out + 4 * (OUT_LANES - 16);
+        mem.write_bytes(kernarg_near_end, &near_end.to_le_bytes())
+            .expect("kernarg");
         Rig {
             agent,
             store,
             spin,
             noop,
             kernarg,
+            kernarg_near_end,
             out,
         }
     }
@@ -145,6 +154,11 @@ fn dispatch(rig: &Rig, rng: &mut Rng) -> Sent {
     ) as u32;
     let signal = Signal::new(1);
     let completion = pick(rng, signal.handle(), &[0, 8, any]);
+    let kernarg = if rng.chance(15) {
+        rig.kernarg_near_end
+    } else {
+        rig.kernarg
+    };
     let p = KernelDispatchPacket {
         header: Header::new(PacketType::KernelDispatch, rng.chance(30)).bits(),
         setup: pick(rng, 1, &[0, 2, 3, 4, 0xffff]) as u16,
@@ -153,11 +167,11 @@ fn dispatch(rig: &Rig, rng: &mut Rng) -> Sent {
         private_segment_size: pick(rng, 0, &[64, u64::from(u32::MAX)]) as u32,
         group_segment_size: pick(rng, 0, &[64, u64::from(u32::MAX)]) as u32,
         kernel_object: kernel.0,
-        kernarg_address: pick(rng, rig.kernarg, &[0, 8, any, rig.out + 4 * OUT_LANES]),
+        kernarg_address: pick(rng, kernarg, &[0, 8, any, rig.out + 4 * OUT_LANES]),
         completion_signal: completion,
         ..KernelDispatchPacket::default()
     };
-    let stores = (kernel == rig.store).then_some(u64::from(grid));
+    let stores = (kernel == rig.store && kernarg == rig.kernarg).then_some(u64::from(grid));
     Sent {
         packet: Packet::KernelDispatch(p),
         signal: (completion == signal.handle()).then_some(signal),
