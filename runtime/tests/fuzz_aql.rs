@@ -11,7 +11,7 @@
 //! queue that stops on an error names a known status and has a message, and
 //! no packet after the failing one completes; a queue that drains completed
 //! every dispatch and barrier (each completion signal went from 1 to 0), and
-//! the storing kernel wrote its lanes. A store past the buffer's end is a
+//! the storing kernel wrote its lanes. A store past a buffer's end is a
 //! kernel memory fault (MEMORY_FAULT).
 
 #[path = "../../frontend/tests/fuzz_support/mod.rs"]
@@ -68,7 +68,7 @@ struct Rig {
     spin: KernelObject,
     noop: KernelObject,
     kernarg: u64,
-    /// Kernargs whose `out` is 16 lanes before the buffer's end: wider
+    /// Kernargs whose `out` is a buffer of 16 lanes of its own: wider
     /// dispatches of the storing kernel fault (a kernel memory fault).
     kernarg_near_end: u64,
     out: u64,
@@ -102,9 +102,9 @@ impl Rig {
         let kernarg = mem.alloc(64).expect("kernarg");
         mem.write_bytes(kernarg, &out.to_le_bytes())
             .expect("kernarg");
+        let small = mem.alloc(4 * 16).expect("small out");
         let kernarg_near_end = mem.alloc(64).expect("kernarg");
-        let near_end = out + 4 * (OUT_LANES - 16);
-        mem.write_bytes(kernarg_near_end, &near_end.to_le_bytes())
+        mem.write_bytes(kernarg_near_end, &small.to_le_bytes())
             .expect("kernarg");
         Rig {
             agent,
