@@ -314,6 +314,19 @@ fn cli_agx_errors_name_the_guest_instruction() {
     let (code, _, err) = wavejit(&["agx", "run", &s, "--tg-mem", "64"]);
     assert_eq!(code, Some(0), "{err}");
 
+    // A grid whose thread count along x does not fit 32 bits is refused
+    // naming the limit (it ran 2^32 - 1 threads instead).
+    let stop = temp("stop.s", "stop\n");
+    let (code, _, err) = wavejit(&["agx", "run", &stop, "--grid", "4294967295", "--block", "64"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--grid 4294967295 x --block 64 = 274877906880 threads along x exceed the AGX limit \
+             of 4294967295 threads per dimension"
+        ),
+        "{err}"
+    );
+
     let s = temp("ret.s", "ldimm r1, 0x40\nret r1\n");
     for engine in ["jit", "interp"] {
         let (code, _, err) = wavejit(&["agx", "run", &s, "--engine", engine]);

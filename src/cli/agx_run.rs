@@ -84,7 +84,24 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     let block = parse_dims(&a.block)?;
     let mut dispatch = match &a.threads {
         Some(t) => AgxDispatch::new(parse_dims(t)?, block),
-        None => AgxDispatch::from_threadgroups(parse_dims(&a.grid)?, block),
+        None => {
+            let groups = parse_dims(&a.grid)?;
+            // AGX grids count threads in 32 bits per dimension; a product
+            // past that would silently run a smaller grid.
+            for (d, axis) in ["x", "y", "z"].iter().enumerate() {
+                let threads = u64::from(groups[d]) * u64::from(block[d]);
+                if threads > u64::from(u32::MAX) {
+                    return Err(usage(format!(
+                        "--grid {} x --block {} = {threads} threads along {axis} exceed the \
+                         AGX limit of {} threads per dimension",
+                        groups[d],
+                        block[d],
+                        u32::MAX
+                    )));
+                }
+            }
+            AgxDispatch::from_threadgroups(groups, block)
+        }
     };
     let config = LiftConfig {
         name: a.file.display().to_string(),
