@@ -399,7 +399,10 @@ enum Extra {
     Ir3 {
         wave_size: u32,
     },
-    Agx,
+    Agx {
+        /// The program's bytes, to name the instruction of a trap.
+        code: Vec<u8>,
+    },
     Rv32 {
         traps: Vec<TrapSite>,
         args: Option<(u32, u32)>,
@@ -693,7 +696,10 @@ impl Device {
             ..agx::lift::LiftConfig::default()
         };
         let kernel = agx::lift::lift(code, &cfg)?;
-        self.program(Isa::Agx, kernel, Extra::Agx)
+        let extra = Extra::Agx {
+            code: code.to_vec(),
+        };
+        self.program(Isa::Agx, kernel, extra)
     }
 
     /// Loads an RV32 program (raw image at [`Rv32Options::base`], or an ELF
@@ -822,7 +828,7 @@ impl Device {
         let mut d = Dispatch::new(launch.grid, launch.block);
         d.step_limit = self.limits.steps_per_lane;
         match &program.extra {
-            Extra::Agx => {
+            Extra::Agx { .. } => {
                 if args.len() > agx::lift::UNIFORM_FILE_BYTES as usize {
                     return Err(too_large(agx::lift::UNIFORM_FILE_BYTES, "uniform file"));
                 }
@@ -877,7 +883,17 @@ impl Device {
                     }
                     _ => None,
                 };
-                KernelFault { fault, isa, trap }.into()
+                let agx_trap = match &program.extra {
+                    Extra::Agx { code } => agx::lift::TrapSite::of(code, &fault),
+                    _ => None,
+                };
+                KernelFault {
+                    fault,
+                    isa,
+                    trap,
+                    agx_trap,
+                }
+                .into()
             })
     }
 }

@@ -172,6 +172,8 @@ pub struct KernelFault {
     pub isa: Isa,
     /// For an RV32 trap: the trap site (cause, pc, instruction word).
     pub trap: Option<TrapSite>,
+    /// For an AGX lifter trap: the instruction and what the trap means.
+    pub agx_trap: Option<agx::lift::TrapSite>,
 }
 
 impl KernelFault {
@@ -192,8 +194,13 @@ impl KernelFault {
 
 impl fmt::Display for KernelFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.trap, &self.fault.kind) {
-            // The IR only knows "trap N"; the site says what the guest did.
+        // The IR only knows "trap N"; the site says what the guest did.
+        let site: Option<&dyn fmt::Display> = match (&self.trap, &self.agx_trap) {
+            (Some(site), _) => Some(site),
+            (None, Some(site)) => Some(site),
+            (None, None) => None,
+        };
+        match (site, &self.fault.kind) {
             (Some(site), FaultKind::Trap { .. }) => write!(
                 f,
                 "{}: kernel `{}` faulted: {site}, lane {}",

@@ -164,6 +164,33 @@ fn unknown_agx_encoding_names_bytes_and_pc() {
     assert_eq!(msg.matches("agx").count(), 1, "{msg}");
 }
 
+/// Issue 14 item 11: an AGX trap names the instruction and what the trap
+/// means (it was `trap 0xa60003`); a threadgroup access without threadgroup
+/// memory is refused naming its pc and instruction.
+#[test]
+fn agx_traps_and_threadgroup_refusals_are_in_guest_terms() {
+    let dev = Device::new();
+    let code = wavejit::frontend::agx::assemble("ldimm r1, 0x40\nret r1").unwrap();
+    let k = dev.load(Isa::Agx, &code).unwrap();
+    let e = dev.launch(&k, &Launch::new(1, 1)).unwrap_err();
+    let f = e.as_fault().expect("a kernel fault");
+    assert_eq!(f.agx_trap.as_ref().map(|t| t.pc), Some(6));
+    assert!(
+        e.to_string().starts_with(
+            "agx: kernel `agx@0x0` faulted: `ret r1` at pc 0x6: `ret`/`call` to an address that \
+             is not the start of an instruction the program can branch to (trap 0xa60003), lane"
+        ),
+        "{e}"
+    );
+    let code = wavejit::frontend::agx::assemble("lstore r1, r0l, 0, i32, x\nstop").unwrap();
+    let e = dev.load(Isa::Agx, &code).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`lstore r1, r0l, 0, i32, x` at 0x0 accesses threadgroup memory"),
+        "{e}"
+    );
+}
+
 #[test]
 fn illegal_rv32_word_faults_naming_it_and_its_pc() {
     let dev = Device::new();

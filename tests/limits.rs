@@ -295,3 +295,116 @@ fn an_rv32_segment_larger_than_vram_is_refused_before_it_is_allocated() {
     );
     assert_eq!(code, Some(1), "{err}");
 }
+
+/// Issue 14 item 11: the CLI names the guest pc and instruction of an AGX
+/// error, and a trap says what it means, never IR blocks or `trap 0x...` alone.
+#[test]
+fn cli_agx_errors_name_the_guest_instruction() {
+    let s = temp("lstore.s", "ldimm r1, 1\nlstore r1, r0l, 0, i32, x\nstop\n");
+    let (code, _, err) = wavejit(&["agx", "run", &s]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "agx lift: `lstore r1, r0l, 0, i32, x` at 0x6 accesses threadgroup memory, but the \
+             launch declares none"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("block"), "{err}");
+    let (code, _, err) = wavejit(&["agx", "run", &s, "--tg-mem", "64"]);
+    assert_eq!(code, Some(0), "{err}");
+
+    // A grid whose thread count along x does not fit 32 bits is refused
+    // naming the limit (it ran 2^32 - 1 threads instead).
+    let stop = temp("stop.s", "stop\n");
+    let (code, _, err) = wavejit(&["agx", "run", &stop, "--grid", "4294967295", "--block", "64"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--grid 4294967295 x --block 64 = 274877906880 threads along x exceed the AGX limit \
+             of 4294967295 threads per dimension"
+        ),
+        "{err}"
+    );
+
+    let s = temp("ret.s", "ldimm r1, 0x40\nret r1\n");
+    for engine in ["jit", "interp"] {
+        let (code, _, err) = wavejit(&["agx", "run", &s, "--engine", engine]);
+        assert_eq!(code, Some(3), "{err}");
+        assert!(
+            err.contains(
+                "faulted: `ret r1` at pc 0x6: `ret`/`call` to an address that is not the start \
+                 of an instruction the program can branch to (trap 0xa60003), lane"
+            ),
+            "{engine}: {err}"
+        );
+    }
+}
+
+/// Issue 14 item 11: `--wave` out of range is refused naming the wave size,
+/// alike on both engines (it printed `trap 0xffffffff`); a wave wider than
+/// the workgroup is one wave of the workgroup's lanes on both.
+#[test]
+fn cli_wave_sizes_are_named_or_run_alike() {
+    let k = temp("nop-wave.wj", NOP);
+    for engine in ["jit", "interp"] {
+        let (code, _, err) = wavejit(&["ir", "run", &k, "--wave", "0", "--engine", engine]);
+        assert_eq!(code, Some(3), "{err}");
+        assert!(
+            err.contains("kernel `nop`: dispatch refused: wave size 0"),
+            "{engine}: {err}"
+        );
+    }
+    // Each lane stores the ballot of `local_index < 70` (bits of lanes 0..63
+    // only) and the wave's lane count as the sum of ones.
+    let ballot = temp(
+        "ballot.wj",
+        "kernel @b {
+block0:
+  v0 = local_index
+  v1 = const.i1 1
+  v2 = const.i32 70
+  v3 = icmp.ult.i32 v0, v2
+  v4 = ballot v1, v3
+  v5 = const.i32 1
+  v6 = reduce.add.i32 v1, v5
+  v7 = const.i32 0
+  v8 = load.uniform.i64 v7
+  v9 = zext.i32.i64 v0
+  v10 = const.i64 16
+  v11 = imul.i64 v9, v10
+  v12 = iadd.i64 v8, v11
+  store.global.i64 v12, v4
+  v13 = const.i64 8
+  v14 = iadd.i64 v12, v13
+  store.global.i32 v14, v6
+  exit
+}
+",
+    );
+    let mut outs = Vec::new();
+    for engine in ["jit", "interp"] {
+        let (code, out, err) = wavejit(&[
+            "ir",
+            "run",
+            &ballot,
+            "--block",
+            "100",
+            "--wave",
+            "100000",
+            "--buf",
+            "u32:0*400",
+            "--engine",
+            engine,
+        ]);
+        assert_eq!(code, Some(0), "{engine}: {err}");
+        outs.push(out);
+    }
+    assert_eq!(outs[0], outs[1]);
+    // Lane 0's record: ballot of lanes 0..63 (all below 70), 100 lanes in the wave.
+    assert!(
+        outs[0].starts_with("buf0 = [4294967295, 4294967295, 100, 0, "),
+        "{}",
+        outs[0]
+    );
+}

@@ -820,7 +820,12 @@ stop";
 fn threadgroup_packed_and_srgb_formats_are_refused() {
     for fmt in ["rgb10a2", "srgba8", "rgb9e5"] {
         let code = assemble(&format!("lload r4, 0, {fmt}, x\nstop")).unwrap();
-        let err = lift(&code, &LiftConfig::default()).unwrap_err();
+        // With threadgroup memory: without it the access itself is refused.
+        let cfg = LiftConfig {
+            threadgroup_memory: 0x100,
+            ..LiftConfig::default()
+        };
+        let err = lift(&code, &cfg).unwrap_err();
         assert!(
             matches!(&err, LiftError::Unsupported { why, .. } if why.contains("device-only")),
             "{fmt}: {err}"

@@ -69,6 +69,16 @@ impl fmt::Display for FaultKind {
             FaultKind::Watchdog { limit } => {
                 write!(f, "watchdog: lane ran more than {limit} steps")
             }
+            // The engines' own code says why; a guest's codes are the
+            // frontend's to explain (e.g. `agx::lift::describe_fault`).
+            FaultKind::Trap {
+                code: crate::interp::MALFORMED_TRAP,
+            } => write!(
+                f,
+                "trap {:#x}: the kernel is malformed (it fails the verifier) or its lane \
+                 state could not be allocated",
+                crate::interp::MALFORMED_TRAP
+            ),
             FaultKind::Trap { code } => write!(f, "trap {code:#x}"),
             FaultKind::Dispatch(e) => write!(f, "dispatch refused: {e}"),
             FaultKind::Budget(e) => write!(f, "{e}"),

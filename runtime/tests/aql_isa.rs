@@ -279,3 +279,31 @@ fn kernel_faults_reach_the_queue_with_their_status() {
         assert_eq!(errors[0].status, want, "{errors:?}");
     }
 }
+
+/// Issue 14 item 11: an AGX trap stops the queue with the instruction and
+/// what the trap means, not `trap 0xa60003`.
+#[test]
+fn agx_traps_stop_the_queue_in_guest_terms() {
+    let code = wavejit_frontend::agx::assemble("ldimm r1, 0x40\nret r1").expect("assembles");
+    for (engine, agent) in agents_with_isas() {
+        let k = register(&agent, Isa::Agx, &code, 0);
+        let log = ErrorLog::default();
+        let q = agent
+            .create_queue(log.options(4, Processing::Manual))
+            .expect("queue");
+        let p = dispatch(k, 1, [32, 1, 1], [32, 1, 1], 0, None);
+        q.submit(&Packet::KernelDispatch(p)).expect("submit");
+        assert_eq!(q.process(), Outcome::Error, "{engine}");
+        let errors = log.errors();
+        assert_eq!(errors.len(), 1, "{engine}: {errors:?}");
+        assert_eq!(errors[0].status, Status::EXCEPTION, "{engine}");
+        assert!(
+            errors[0].message.starts_with(
+                "kernel `agx@0x0` faulted: `ret r1` at pc 0x6: `ret`/`call` to an address \
+                 that is not the start of an instruction the program can branch to \
+                 (trap 0xa60003), lane"
+            ),
+            "{engine}: {errors:?}"
+        );
+    }
+}

@@ -84,7 +84,24 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     let block = parse_dims(&a.block)?;
     let mut dispatch = match &a.threads {
         Some(t) => AgxDispatch::new(parse_dims(t)?, block),
-        None => AgxDispatch::from_threadgroups(parse_dims(&a.grid)?, block),
+        None => {
+            let groups = parse_dims(&a.grid)?;
+            // AGX grids count threads in 32 bits per dimension; a product
+            // past that would silently run a smaller grid.
+            for (d, axis) in ["x", "y", "z"].iter().enumerate() {
+                let threads = u64::from(groups[d]) * u64::from(block[d]);
+                if threads > u64::from(u32::MAX) {
+                    return Err(usage(format!(
+                        "--grid {} x --block {} = {threads} threads along {axis} exceed the \
+                         AGX limit of {} threads per dimension",
+                        groups[d],
+                        block[d],
+                        u32::MAX
+                    )));
+                }
+            }
+            AgxDispatch::from_threadgroups(groups, block)
+        }
     };
     let config = LiftConfig {
         name: a.file.display().to_string(),
@@ -115,8 +132,9 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     }
     let engine = a.engine.engine();
     if let Some(path) = &a.preamble {
+        let pre_code = read_code(path)?;
         let pre = lift(
-            &read_code(path)?,
+            &pre_code,
             &LiftConfig {
                 name: path.display().to_string(),
                 mode: Mode::Preamble,
@@ -129,7 +147,8 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
         let addr = mem.alloc(file.len() as u64)?;
         mem.write_bytes(addr, &file)?;
         if let Err(fault) = engine.run(&pre, &dispatch.preamble_dispatch(addr), &mem) {
-            eprintln!("fault in the preamble {}: {fault}", path.display());
+            let text = agx::lift::describe_fault(&pre_code, &fault);
+            eprintln!("fault in the preamble {}: {text}", path.display());
             return Ok(fault_exit());
         }
         dispatch.set_uniform_file_bytes(&mem.read_bytes(addr, file.len())?);
@@ -148,7 +167,7 @@ pub fn run(a: AgxRunArgs) -> Result<ExitCode, CliError> {
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(fault) => {
-            eprintln!("fault: {fault}");
+            eprintln!("fault: {}", agx::lift::describe_fault(&code, &fault));
             Ok(fault_exit())
         }
     }

@@ -63,9 +63,10 @@ impl Default for AgentConfig {
 /// first dispatch.
 pub(crate) struct RegisteredObject {
     desc: CodeObject,
-    isa: Isa,
+    pub(crate) isa: Isa,
     arg_abi: ArgAbi,
-    code: Vec<u8>,
+    /// Shared with dispatches, which name a faulting AGX instruction from it.
+    pub(crate) code: Arc<[u8]>,
     loaded: Mutex<Option<Result<Arc<LoadedKernel>, AqlError>>>,
     variants: Mutex<HashMap<VariantKey, Arc<Variant>>>,
 }
@@ -247,7 +248,7 @@ impl Agent {
             desc,
             isa,
             arg_abi,
-            code,
+            code: code.into(),
             loaded: Mutex::new(None),
             variants: Mutex::new(HashMap::new()),
         };

@@ -5,16 +5,21 @@ use std::sync::Arc;
 
 use wavejit_ir::{Dispatch, Fault, FaultKind, GlobalMemory, Kernel};
 
-use super::agent::AgentInner;
+use super::agent::{AgentInner, RegisteredObject};
+use super::code_object::Isa;
 use super::loader::UniformSource;
 use super::packet::{KernelDispatchPacket, PACKET_SIZE};
 use super::signal::Signal;
 use super::status::{AqlError, Status};
 
+/// The code of an AGX kernel, to name the instruction of a trap in guest
+/// terms (other ISAs' faults already do, or are IR text).
+pub(crate) type GuestCode = Option<Arc<[u8]>>;
+
 /// A validated dispatch, ready to run.
 pub(crate) struct DispatchJob {
     /// `None` for a no-op (zero-size compatibility mode).
-    pub work: Option<(Arc<Kernel>, Dispatch)>,
+    pub work: Option<(Arc<Kernel>, Dispatch, GuestCode)>,
     pub completion: Option<Signal>,
 }
 
@@ -145,7 +150,7 @@ pub(crate) fn prepare(
     dispatch.step_limit = cfg.step_limit;
     dispatch.budget = cfg.budget.clone();
     Ok(DispatchJob {
-        work: Some((variant.kernel.clone(), dispatch)),
+        work: Some((variant.kernel.clone(), dispatch, guest_code(&object))),
         completion,
     })
 }
@@ -177,16 +182,27 @@ pub fn fault_status(fault: &Fault) -> Status {
     }
 }
 
+fn guest_code(object: &RegisteredObject) -> GuestCode {
+    (object.isa == Isa::Agx).then(|| object.code.clone())
+}
+
 /// Runs a prepared dispatch on `engine`.
 pub(crate) fn run(
     agent: &AgentInner,
     kernel: &Kernel,
     dispatch: &Dispatch,
+    guest: &GuestCode,
 ) -> Result<(), AqlError> {
     let memory: &dyn GlobalMemory = agent.memory.as_ref();
     agent
         .config
         .engine
         .run(kernel, dispatch, memory)
-        .map_err(|fault| AqlError::new(fault_status(&fault), fault.to_string()))
+        .map_err(|fault| {
+            let text = match guest {
+                Some(code) => wavejit_frontend::agx::lift::describe_fault(code, &fault),
+                None => fault.to_string(),
+            };
+            AqlError::new(fault_status(&fault), text)
+        })
 }

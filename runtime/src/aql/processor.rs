@@ -127,7 +127,7 @@ pub(crate) fn advance(q: &Arc<QueueInner>) -> Outcome {
                     Err(e) => return fail(q, e, read),
                 };
                 // Destroying the queue stops the dispatch at its next batch.
-                if let Some((_, d)) = job.work.as_mut() {
+                if let Some((_, d, _)) = job.work.as_mut() {
                     d.budget.cancel = Some(q.cancel.clone());
                 }
                 consume(q, read);
@@ -207,7 +207,7 @@ fn launch(q: &Arc<QueueInner>, job: DispatchJob, release: FenceScope, id: u64) {
 fn execute(q: &QueueInner, job: DispatchJob, release: FenceScope, id: u64) {
     let result = match &job.work {
         None => Ok(()),
-        Some((kernel, d)) => dispatch::run(&q.agent.inner, kernel, d),
+        Some((kernel, d, guest)) => dispatch::run(&q.agent.inner, kernel, d, guest),
     };
     match result {
         Ok(()) => complete(release, job.completion.as_ref()),

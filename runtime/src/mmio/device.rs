@@ -1,6 +1,7 @@
 //! Register state, BAR accesses and reset.
 
 use wavejit_frontend::rv32::lift::LiftedKernel;
+use wavejit_ir::Budget;
 use wavejit_jit::Jit;
 
 use super::dma::DmaHost;
@@ -82,6 +83,7 @@ pub struct GpgpuDevice {
     pub(super) last_fault: Option<DeviceFault>,
     pub(super) last_report: Option<LaunchReport>,
     pub(super) dma_host: Option<Box<dyn DmaHost>>,
+    pub(super) budget: Budget,
 }
 
 /// Why a device could not be created.
@@ -111,11 +113,19 @@ impl GpgpuDevice {
             last_fault: None,
             last_report: None,
             dma_host: None,
+            budget: Budget::from_env(),
         })
     }
 
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
+    }
+
+    /// The budget of every DISPATCH (default [`Budget::from_env`]): past it
+    /// the launch faults (KERNEL_FAULT), so a huge grid cannot hold the
+    /// DISPATCH write for hours.
+    pub fn set_budget(&mut self, budget: Budget) {
+        self.budget = budget;
     }
 
     /// Sets the host memory DMA transfers read and write.

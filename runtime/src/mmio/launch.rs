@@ -190,6 +190,7 @@ impl GpgpuDevice {
         // The lifted instruction counter is the only watchdog; with no cycle limit
         // the kernel is unlimited, as DeviceConfig (and `--cycle-limit 0`) says.
         d.step_limit = lifted.step_limit();
+        d.budget = self.budget.clone();
         let jit_ok = match self.cfg.engine {
             EngineChoice::Jit => {
                 // What `run` will use, so a large launch compiles once.

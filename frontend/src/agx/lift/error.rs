@@ -30,6 +30,15 @@ pub enum LiftError {
         target: i64,
         len: usize,
     },
+    /// A threadgroup (local) access in a program launched with no threadgroup
+    /// memory. \[MODEL\] The driver sizes threadgroup memory per launch (USC
+    /// Shared) and a Metal or Mesa program that touches it always declares
+    /// it, so the launch is refused here rather than guessing what the
+    /// hardware does with an access to an allocation of 0 bytes.
+    #[error(
+        "agx lift: `{text}` at {pc:#x} accesses threadgroup memory, but the launch declares none (threadgroup memory 0 bytes)"
+    )]
+    NoThreadgroupMemory { pc: u64, text: String },
     /// The configuration itself is unusable.
     #[error("agx lift: bad configuration: {0}")]
     Config(String),

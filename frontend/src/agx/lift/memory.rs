@@ -64,6 +64,12 @@ pub(crate) fn lift(ctx: &mut Ctx, instr: &Instr) -> Result<(), LiftError> {
             Ok(())
         }
         Load | Store => device(ctx, instr),
+        Lload | Lstore | Latomic if ctx.cfg.threadgroup_memory == 0 => {
+            Err(LiftError::NoThreadgroupMemory {
+                pc: instr.pc,
+                text: instr.to_string(),
+            })
+        }
         Lload | Lstore => threadgroup(ctx, instr),
         Atomic | Latomic => atomic(ctx, instr),
         _ => uniform_store(ctx, instr),

@@ -44,9 +44,11 @@ mod pixel_format;
 mod scan;
 mod simd;
 mod sr;
+mod trap;
 
 pub use dispatch::{AgxDispatch, AgxGrid, UNIFORM_HALVES};
 pub use error::LiftError;
+pub use trap::{TrapSite, describe_fault, meaning as trap_meaning};
 
 use wavejit_ir::transform::{
     fold_constants, merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,

@@ -172,10 +172,10 @@ pub(super) fn solve(st: &State, text: &str) -> Option<u64> {
             None => dep |= dependency_bits(st, d.frame, d.name, 0),
         }
     }
+    // Past MAX_SOLVED_BITS only words with at most two of these bits set are
+    // tried: enough for fields the text shows by leaving them out (two zero
+    // relative offsets, `hr<a0.x>, hc<a0.x>`, depend on 20 bits).
     dep &= !st.known;
-    if dep.count_ones() > MAX_SOLVED_BITS {
-        return None;
-    }
     let free = !st.known & !dep & !top.mask & !top.dontcare;
     let free_combos = combos_by_popcount(free.count_ones(), 12);
     for combo in combos_by_popcount(dep.count_ones(), MAX_SOLVED_BITS) {

@@ -294,9 +294,21 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     if l.open {
         return Err(LiftError::FallsOffEnd { pc: n as u64 });
     }
-    wavejit_ir::verify::verify(&l.k).map_err(|e| LiftError::Internal {
-        pc: 0,
-        what: format!("lifted kernel does not verify: {e}"),
+    // A lifter bug: name the guest instruction whose IR broke a rule.
+    wavejit_ir::verify::verify(&l.k).map_err(|e| {
+        let pc = match e.location {
+            wavejit_ir::verify::Location::Inst { inst, .. } => l.k.srclocs[inst].0,
+            _ => None,
+        }
+        .unwrap_or(0);
+        let text = words
+            .get(pc as usize)
+            .and_then(|&w| crate::ir3::disasm(w).ok())
+            .unwrap_or_default();
+        LiftError::Internal {
+            pc,
+            what: format!("`{text}`: lifted kernel does not verify: {e}"),
+        }
     })?;
     let mut k = l.k;
     clean_up(&mut k);

@@ -400,6 +400,10 @@ impl Lifter<'_> {
             OperandKind::Gpr(r) => {
                 let r = u32::from(r) + i;
                 if (P0..P0 + 4).contains(&r) {
+                    // [MODEL] Any op may name p0 as its destination; the
+                    // predicate is whether the result's bits are non-zero
+                    // (for a float result too: -0.0 sets it).
+                    let v = self.resize(v, self.ty(v).as_int(), false);
                     let z = self.iconst(self.ty(v), 0);
                     let b = self.ins(InstKind::Icmp(wavejit_ir::IntCC::Ne), &[v, z]);
                     let b = self.resize(b, Type::I32, false);

@@ -90,6 +90,9 @@ impl Lifter<'_> {
             from = self.ins(InstKind::Select, &[active, t, from]);
         }
         let got = self.ins(InstKind::ReadLane, &[all, v, from]);
+        // The source and the destination may differ in width (`hr4.y` into a
+        // full register); the destination keeps its own.
+        let got = self.resize(got, self.ty(old), false);
         let low_bits = self.iconst(Type::I32, n - 1);
         let pos = self.ins(InstKind::IBinary(IBinOp::And), &[lane, low_bits]);
         let halfc = self.iconst(Type::I32, half);
