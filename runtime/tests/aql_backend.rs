@@ -56,6 +56,7 @@ fn backend_registered_later_turns_invalid_isa_into_a_run() {
             kernel,
             uniforms,
             wave_size: 16,
+            wording: None,
         })
     })));
     assert!(agent.supports(Isa::Rv32));

@@ -307,3 +307,33 @@ fn agx_traps_stop_the_queue_in_guest_terms() {
         );
     }
 }
+
+/// Issue 14 item 11 for RV32 through AQL: a trap names its cause, pc and word
+/// (the lift's trap site), not a bare trap code.
+#[test]
+fn rv32_traps_stop_the_queue_in_guest_terms() {
+    // addi x0, x0, 0 (nop); ecall.
+    let code: Vec<u8> = [0x0000_0013u32, 0x0000_0073]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    for (engine, agent) in agents_with_isas() {
+        let k = register(&agent, Isa::Rv32, &code, 0);
+        let log = ErrorLog::default();
+        let q = agent
+            .create_queue(log.options(4, Processing::Manual))
+            .expect("queue");
+        let p = dispatch(k, 1, [4, 1, 1], [4, 1, 1], 0, None);
+        q.submit(&Packet::KernelDispatch(p)).expect("submit");
+        assert_eq!(q.process(), Outcome::Error, "{engine}");
+        let errors = log.errors();
+        assert_eq!(errors.len(), 1, "{engine}: {errors:?}");
+        assert!(
+            errors[0].message.starts_with("kernel `rv32@0x0` faulted")
+                && errors[0].message.ends_with(
+                    ": rv32 ecall (not defined by the device) at pc 0x00000004 (word 0x00000073)"
+                ),
+            "{engine}: {errors:?}"
+        );
+    }
+}

@@ -11,7 +11,8 @@ use wavejit_jit::Jit;
 use super::code_object::{ArgAbi, CodeObject, Isa};
 use super::guard::guard_grid;
 use super::loader::{
-    CodeObjectRef, IrTextBackend, IsaBackend, LoadedKernel, UniformLayout, UniformSource,
+    CodeObjectRef, FaultWording, IrTextBackend, IsaBackend, LoadedKernel, UniformLayout,
+    UniformSource,
 };
 use super::queue::{Queue, QueueOptions};
 use super::status::{AqlError, Status};
@@ -65,7 +66,7 @@ pub(crate) struct RegisteredObject {
     desc: CodeObject,
     pub(crate) isa: Isa,
     arg_abi: ArgAbi,
-    /// Shared with dispatches, which name a faulting AGX instruction from it.
+    /// The registered copy of the code.
     pub(crate) code: Arc<[u8]>,
     loaded: Mutex<Option<Result<Arc<LoadedKernel>, AqlError>>>,
     variants: Mutex<HashMap<VariantKey, Arc<Variant>>>,
@@ -84,6 +85,7 @@ pub(crate) struct Variant {
     pub kernel: Arc<Kernel>,
     pub uniforms: UniformLayout,
     pub wave_size: u32,
+    pub wording: Option<FaultWording>,
 }
 
 pub(crate) struct AgentInner {
@@ -402,6 +404,7 @@ impl AgentInner {
             kernel: Arc::new(kernel),
             uniforms,
             wave_size: loaded.wave_size,
+            wording: loaded.wording.clone(),
         });
         variants.insert(key, v.clone());
         Ok(v)

@@ -5,16 +5,14 @@ use std::sync::Arc;
 
 use wavejit_ir::{Dispatch, Fault, FaultKind, GlobalMemory, Kernel};
 
-use super::agent::{AgentInner, RegisteredObject};
-use super::code_object::Isa;
-use super::loader::UniformSource;
+use super::agent::AgentInner;
+use super::loader::{FaultWording, UniformSource};
 use super::packet::{KernelDispatchPacket, PACKET_SIZE};
 use super::signal::Signal;
 use super::status::{AqlError, Status};
 
-/// The code of an AGX kernel, to name the instruction of a trap in guest
-/// terms (other ISAs' faults already do, or are IR text).
-pub(crate) type GuestCode = Option<Arc<[u8]>>;
+/// How the backend words a fault of the kernel in guest terms.
+pub(crate) type GuestCode = Option<FaultWording>;
 
 /// A validated dispatch, ready to run.
 pub(crate) struct DispatchJob {
@@ -150,7 +148,7 @@ pub(crate) fn prepare(
     dispatch.step_limit = cfg.step_limit;
     dispatch.budget = cfg.budget.clone();
     Ok(DispatchJob {
-        work: Some((variant.kernel.clone(), dispatch, guest_code(&object))),
+        work: Some((variant.kernel.clone(), dispatch, variant.wording.clone())),
         completion,
     })
 }
@@ -182,10 +180,6 @@ pub fn fault_status(fault: &Fault) -> Status {
     }
 }
 
-fn guest_code(object: &RegisteredObject) -> GuestCode {
-    (object.isa == Isa::Agx).then(|| object.code.clone())
-}
-
 /// Runs a prepared dispatch on `engine`.
 pub(crate) fn run(
     agent: &AgentInner,
@@ -200,7 +194,7 @@ pub(crate) fn run(
         .run(kernel, dispatch, memory)
         .map_err(|fault| {
             let text = match guest {
-                Some(code) => wavejit_frontend::agx::lift::describe_fault(code, &fault),
+                Some(wording) => wording.describe(&fault),
                 None => fault.to_string(),
             };
             AqlError::new(fault_status(&fault), text)

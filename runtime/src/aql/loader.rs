@@ -77,6 +77,26 @@ pub struct LoadedKernel {
     pub uniforms: UniformLayout,
     /// Lanes per wave for cross-lane operations.
     pub wave_size: u32,
+    /// How a fault of the kernel reads in guest terms (the ISA's instruction
+    /// and what a trap means); `None`: the IR fault's own text.
+    pub wording: Option<FaultWording>,
+}
+
+/// A backend's wording of a kernel fault (e.g. `ret r1` at pc 0x6 and why
+/// that traps, for AGX; the cause, pc and word of an RV32 trap).
+#[derive(Clone)]
+pub struct FaultWording(pub std::sync::Arc<dyn Fn(&wavejit_ir::Fault) -> String + Send + Sync>);
+
+impl FaultWording {
+    pub fn describe(&self, fault: &wavejit_ir::Fault) -> String {
+        (self.0)(fault)
+    }
+}
+
+impl std::fmt::Debug for FaultWording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FaultWording(..)")
+    }
 }
 
 /// One ISA's loader: code object → IR kernel + argument ABI.
@@ -144,6 +164,7 @@ impl IsaBackend for IrTextBackend {
                 0 => DEFAULT_WAVE_SIZE,
                 n => n,
             },
+            wording: None,
         })
     }
 }

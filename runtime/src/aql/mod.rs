@@ -34,8 +34,8 @@ pub use code_object::{
     ArgAbi, CODE_OBJECT_MAGIC, CODE_OBJECT_VERSION, CodeObject, Isa, MAX_CODE_SIZE,
 };
 pub use loader::{
-    CodeObjectRef, FnBackend, IrTextBackend, IsaBackend, LoadedKernel, UniformItem, UniformLayout,
-    UniformSource,
+    CodeObjectRef, FaultWording, FnBackend, IrTextBackend, IsaBackend, LoadedKernel, UniformItem,
+    UniformLayout, UniformSource,
 };
 pub use packet::{
     AgentDispatchPacket, BarrierPacket, FenceScope, Header, KernelDispatchPacket, PACKET_SIZE,

@@ -11,12 +11,17 @@
 //! `buffer(i)`; other uniforms are the following kernarg words. The grid size in
 //! threads follows the file, where the lifted kernel expects it.
 
+use std::sync::Arc;
+
 use wavejit_frontend::agx::lift::{self, GRID_OFFSET, LiftConfig, UNIFORM_FILE_BYTES};
+use wavejit_ir::Fault;
 
 use super::cache::LiftCache;
 use super::{copied_kernargs, invalid_code, wave_size};
 use crate::aql::code_object::Isa;
-use crate::aql::loader::{CodeObjectRef, IsaBackend, LoadedKernel, UniformLayout, UniformSource};
+use crate::aql::loader::{
+    CodeObjectRef, FaultWording, IsaBackend, LoadedKernel, UniformLayout, UniformSource,
+};
 use crate::aql::status::AqlError;
 
 const NAME: &str = "agx";
@@ -57,10 +62,15 @@ impl IsaBackend for AgxBackend {
             uniforms.size = UNIFORM_FILE_BYTES;
             let grid = uniforms.push(UniformSource::GridSize, 16);
             debug_assert_eq!(grid, GRID_OFFSET);
+            // A fault names the AGX instruction at its pc and what a trap
+            // means (the code is kept for that).
+            let guest: Arc<[u8]> = Arc::from(code);
+            let wording = FaultWording(Arc::new(move |f: &Fault| lift::describe_fault(&guest, f)));
             Ok(LoadedKernel {
                 kernel,
                 uniforms,
                 wave_size: wave,
+                wording: Some(wording),
             })
         })
     }

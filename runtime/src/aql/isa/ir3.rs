@@ -112,6 +112,7 @@ impl IsaBackend for Ir3Backend {
                     kernel,
                     uniforms,
                     wave_size: wave,
+                    wording: None,
                 })
             })
     }

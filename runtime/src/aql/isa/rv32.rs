@@ -21,12 +21,15 @@
 //! `AddressSpace::alloc_at` below 4 GiB); nothing is copied into uniforms, and
 //! `arg_abi`/`kernarg_size` are not used.
 
+use std::sync::Arc;
+
 use wavejit_frontend::rv32::lift::{self, DEFAULT_CYCLE_LIMIT, LiftOptions};
+use wavejit_ir::{Fault, FaultKind};
 
 use super::cache::LiftCache;
 use super::{invalid_code, wave_size};
 use crate::aql::code_object::Isa;
-use crate::aql::loader::{CodeObjectRef, IsaBackend, LoadedKernel, UniformLayout};
+use crate::aql::loader::{CodeObjectRef, FaultWording, IsaBackend, LoadedKernel, UniformLayout};
 use crate::aql::status::AqlError;
 
 const NAME: &str = "rv32";
@@ -90,10 +93,21 @@ impl IsaBackend for Rv32Backend {
             };
             let lifted = lift::lift(&|pc| fetch(code, pc), entry, &opts)
                 .map_err(|e| invalid_code(NAME, e))?;
+            // A trap's code indexes the lift's trap sites: name the cause,
+            // pc and word instead of the bare code.
+            let traps = Arc::new(lifted.traps);
+            let wording = FaultWording(Arc::new(move |f: &Fault| match f.kind {
+                FaultKind::Trap { code } => match traps.get(code as usize) {
+                    Some(site) => format!("{f}: rv32 {site}"),
+                    None => f.to_string(),
+                },
+                _ => f.to_string(),
+            }));
             Ok(LoadedKernel {
                 kernel: lifted.kernel,
                 uniforms: UniformLayout::default(),
                 wave_size: wave,
+                wording: Some(wording),
             })
         })
     }
