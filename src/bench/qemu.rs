@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use wavejit_frontend::rv32::{AluImmOp, AluOp, BranchCond, Instr, StoreKind, XReg, encode_program};
 
 use super::kernels::saxpy_native;
-use super::rv32::{X_BASE, Y_BASE, saxpy_program};
+use super::rv32::{X_BASE, Y_BASE, li, op, op_imm, saxpy_program, x};
 use super::side::{GROUP, SAXPY_A};
 
 /// Where the image is loaded (qemu-user leaves the low pages unmapped).
@@ -39,47 +39,8 @@ pub fn qemu() -> Option<PathBuf> {
         })
 }
 
-fn x(n: u8) -> XReg {
-    XReg(n)
-}
-
 fn addi(rd: u8, rs1: u8, imm: i32) -> Instr {
-    Instr::OpImm {
-        op: AluImmOp::Addi,
-        rd: x(rd),
-        rs1: x(rs1),
-        imm,
-    }
-}
-
-fn op_imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
-    Instr::OpImm {
-        op,
-        rd: x(rd),
-        rs1: x(rs1),
-        imm,
-    }
-}
-
-fn op(op: AluOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
-    Instr::Op {
-        op,
-        rd: x(rd),
-        rs1: x(rs1),
-        rs2: x(rs2),
-    }
-}
-
-/// `li rd, value` as lui + addi.
-fn li(rd: u8, value: u32) -> [Instr; 2] {
-    let upper = value.wrapping_add(0x800) & 0xFFFF_F000;
-    [
-        Instr::Lui {
-            rd: x(rd),
-            imm: upper,
-        },
-        addi(rd, rd, value.wrapping_sub(upper) as i32),
-    ]
+    op_imm(AluImmOp::Addi, rd, rs1, imm)
 }
 
 /// A branch to instruction index `to` from index `at`.

@@ -24,7 +24,7 @@ pub const Y_BASE: u32 = 0x0200_0000;
 /// Most elements a buffer can hold in that layout.
 pub const MAX_ELEMENTS: usize = (Y_BASE - X_BASE) as usize / 4;
 
-fn x(n: u8) -> XReg {
+pub(super) fn x(n: u8) -> XReg {
     XReg(n)
 }
 
@@ -32,7 +32,7 @@ fn f(n: u8) -> FReg {
     FReg(n)
 }
 
-fn op_imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
+pub(super) fn op_imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
     Instr::OpImm {
         op,
         rd: x(rd),
@@ -41,7 +41,7 @@ fn op_imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
     }
 }
 
-fn op(op: AluOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
+pub(super) fn op(op: AluOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
     Instr::Op {
         op,
         rd: x(rd),
@@ -61,7 +61,7 @@ fn fp(op: FpArithOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
 }
 
 /// `li rd, value` as lui + addi (addi sign-extends, so round the upper part).
-fn li(rd: u8, value: u32) -> [Instr; 2] {
+pub(super) fn li(rd: u8, value: u32) -> [Instr; 2] {
     let upper = value.wrapping_add(0x800) & 0xFFFF_F000;
     let lower = value.wrapping_sub(upper) as i32;
     [
