@@ -305,7 +305,10 @@ impl QemuSaxpy {
 
 /// Runs the qemu baseline for `n` lanes (`reps` runs of each image).
 pub fn saxpy(qemu: &PathBuf, n: u32, reps: usize) -> Result<QemuSaxpy, String> {
-    let dir = std::env::temp_dir().join(format!("wavejit-qemu-{}", std::process::id()));
+    // One directory per call: concurrent calls must not remove each other's.
+    static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n_call = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("wavejit-qemu-{}-{n_call}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let paths = [dir.join("saxpy.elf"), dir.join("empty.elf")];
     let result = (|| {
