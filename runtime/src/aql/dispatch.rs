@@ -11,13 +11,10 @@ use super::packet::{KernelDispatchPacket, PACKET_SIZE};
 use super::signal::Signal;
 use super::status::{AqlError, Status};
 
-/// How the backend words a fault of the kernel in guest terms.
-pub(crate) type GuestCode = Option<FaultWording>;
-
 /// A validated dispatch, ready to run.
 pub(crate) struct DispatchJob {
     /// `None` for a no-op (zero-size compatibility mode).
-    pub work: Option<(Arc<Kernel>, Dispatch, GuestCode)>,
+    pub work: Option<(Arc<Kernel>, Dispatch, Option<FaultWording>)>,
     pub completion: Option<Signal>,
 }
 
@@ -185,7 +182,7 @@ pub(crate) fn run(
     agent: &AgentInner,
     kernel: &Kernel,
     dispatch: &Dispatch,
-    guest: &GuestCode,
+    wording: &Option<FaultWording>,
 ) -> Result<(), AqlError> {
     let memory: &dyn GlobalMemory = agent.memory.as_ref();
     agent
@@ -193,7 +190,7 @@ pub(crate) fn run(
         .engine
         .run(kernel, dispatch, memory)
         .map_err(|fault| {
-            let text = match guest {
+            let text = match wording {
                 Some(wording) => wording.describe(&fault),
                 None => fault.to_string(),
             };

@@ -207,7 +207,7 @@ fn launch(q: &Arc<QueueInner>, job: DispatchJob, release: FenceScope, id: u64) {
 fn execute(q: &QueueInner, job: DispatchJob, release: FenceScope, id: u64) {
     let result = match &job.work {
         None => Ok(()),
-        Some((kernel, d, guest)) => dispatch::run(&q.agent.inner, kernel, d, guest),
+        Some((kernel, d, wording)) => dispatch::run(&q.agent.inner, kernel, d, wording),
     };
     match result {
         Ok(()) => complete(release, job.completion.as_ref()),
