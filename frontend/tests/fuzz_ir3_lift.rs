@@ -200,16 +200,7 @@ fn run(seed: u64, cases: usize) {
             }
         }
     }
-    let [refused, faulted, ran] = counts;
-    eprintln!("{cases} programs: {refused} refused by the lifter, {faulted} faulted, {ran} ran");
-    assert!(
-        bad.is_empty(),
-        "{} programs fail:\n{}",
-        bad.len(),
-        bad[..bad.len().min(20)].join("\n")
-    );
-    assert!(ran + faulted > cases / 3 && ran > cases / 10 && faulted > cases / 20);
-    fuzz_support::assert_peak_rss_bounded();
+    fuzz_support::finish_lift_target(cases, counts, &bad);
 }
 
 #[test]

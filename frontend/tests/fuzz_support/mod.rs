@@ -93,3 +93,20 @@ pub fn assert_peak_rss_bounded() {
         "peak resident memory {kib} KiB exceeds {PEAK_RSS_LIMIT} bytes"
     );
 }
+
+/// The end of a lifter target: prints the outcomes (`counts`: refused by the
+/// lifter, faulted, ran), fails on any bad case (the first 20 shown), needs
+/// enough programs to reach the engines, both ending cleanly and faulting,
+/// and checks the memory bound.
+pub fn finish_lift_target(cases: usize, counts: [usize; 3], bad: &[String]) {
+    let [refused, faulted, ran] = counts;
+    eprintln!("{cases} programs: {refused} refused by the lifter, {faulted} faulted, {ran} ran");
+    assert!(
+        bad.is_empty(),
+        "{} programs fail:\n{}",
+        bad.len(),
+        bad[..bad.len().min(20)].join("\n")
+    );
+    assert!(ran + faulted > cases / 3 && ran > cases / 10 && faulted > cases / 20);
+    assert_peak_rss_bounded();
+}
