@@ -730,10 +730,10 @@ impl Device {
             })
         };
         let steps = self.limits.steps_per_lane;
-        let opts = rv32::lift::LiftOptions {
+        let opts = rv32::lift::LiftConfig {
             name: format!("rv32@{:#x}", image.entry),
             cycle_limit: (steps != u64::MAX).then(|| u32::try_from(steps).unwrap_or(u32::MAX)),
-            ..rv32::lift::LiftOptions::default()
+            ..rv32::lift::LiftConfig::default()
         };
         let lifted = rv32::lift::lift(&fetch, image.entry, &opts)?;
         // Lifted first: nothing is placed for a program that does not load.

@@ -13,7 +13,7 @@ mod rv32_lift_common;
 use fuzz_jit::{compiled, jit};
 use fuzz_support::{Rng, corpus, long_cases};
 use rv32_lift_common::{CTX_BASE, TestMem};
-use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftOptions};
+use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftConfig};
 use wavejit_frontend::rv32::{decode, disasm};
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Dispatch, Engine, FaultKind};
@@ -160,14 +160,14 @@ fn check(rng: &mut Rng, image: &Image) -> Result<Option<bool>, String> {
     let entry = image.first().map_or(0, |&(pc, _)| pc);
     let block = rng.pick(&[1u32, 4, 32]);
     let grid = rng.pick(&[1u32, 2]);
-    let opts = LiftOptions {
+    let opts = LiftConfig {
         cycle_limit: Some(rng.pick(&[50, 500])),
         context_base: rng.chance(30).then_some(CTX_BASE),
         shape: rng.chance(50).then_some(DispatchShape {
             num_workgroups: [grid, 1, 1],
             workgroup_size: [block, 1, 1],
         }),
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
     let lanes = (grid * block) as usize;
     let mut results = Vec::new();

@@ -17,7 +17,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use wavejit_frontend::rv32::lift::{DispatchShape, LiftOptions};
+use wavejit_frontend::rv32::lift::{DispatchShape, LiftConfig};
 use wavejit_frontend::{agx, ir3, rv32};
 use wavejit_ir::text::print;
 
@@ -43,12 +43,12 @@ fn lift(path: &Path) -> Result<String, String> {
                 .map(|w| u32::from_str_radix(w, 16).map_err(|e| format!("word {w}: {e}")))
                 .collect::<Result<Vec<u32>, String>>()?;
             let fetch = |pc: u32| words.get((pc / 4) as usize).copied();
-            let opts = LiftOptions {
+            let opts = LiftConfig {
                 shape: Some(DispatchShape {
                     num_workgroups: [64, 1, 1],
                     workgroup_size: [256, 1, 1],
                 }),
-                ..LiftOptions::default()
+                ..LiftConfig::default()
             };
             rv32::lift::lift(&fetch, 0, &opts)
                 .map_err(|e| format!("lift: {e}"))?

@@ -5,7 +5,7 @@
 mod rv32_lift_common;
 
 use rv32_lift_common::{Outcome, run, run_with};
-use wavejit_frontend::rv32::lift::{LiftOptions, TrapCause};
+use wavejit_frontend::rv32::lift::{LiftConfig, TrapCause};
 use wavejit_frontend::rv32::*;
 
 const SIMPLE: [u32; 7] = [
@@ -173,7 +173,7 @@ fn mhartid_encodes_block_warp_lane() {
         &[],
         [3, 2, 1],
         [40, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     for block in 0..6u32 {
@@ -210,7 +210,7 @@ fn id_window_reads_ids_through_constant_and_computed_addresses() {
         &[(0x100, vec![0x34])],
         [2, 3, 1],
         [5, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     for lane in 0..30usize {
@@ -347,7 +347,7 @@ fn computed_jalr_to_unknown_target_traps_at_the_jalr() {
         &[(0x100, vec![0x0c])],
         [1, 1, 1],
         [1, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     let t = o.trap().expect("trap");
     assert_eq!(t.cause, TrapCause::UnknownJumpTarget);
@@ -374,7 +374,7 @@ fn computed_jalr_to_unknown_target_traps_at_the_jalr() {
         &[(0x100, vec![0x0c])],
         [1, 1, 1],
         [1, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     assert_eq!(o.mem.lane(0).pc, 0x0c, "jumped to the ebreak block at 0xc");
@@ -420,9 +420,9 @@ fn cycle_limit_is_exact_in_retired_instructions() {
     // loop: addi x5,x5,-1 ; bne x5,x0,loop ; ebreak. With x5 = n: 1 + 2n + 1 instructions.
     let prog = |n: i32| words(&[addi(5, 0, n), addi(5, 5, -1), bne(5, 0, -4), EBREAK]);
     let limit = 2 + 2 * 10;
-    let opts = LiftOptions {
+    let opts = LiftConfig {
         cycle_limit: Some(limit),
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
     let o = run_with(&prog(10), &[], [1, 1, 1], [1, 1, 1], opts.clone());
     ok(&o);
@@ -792,9 +792,9 @@ fn computed_call_to_far_function_through_the_hub() {
             offset: 0,
         },
     ]);
-    let opts = LiftOptions {
+    let opts = LiftConfig {
         extra_entries: vec![0x8_0000],
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
     let o = run_with(
         &main,
@@ -839,7 +839,7 @@ fn id_window_sub_word_loads() {
         &[(0x100, vec![0x8000_0020])],
         [1, 1, 1],
         [300, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     let c = o.mem.lane(299);
@@ -861,9 +861,9 @@ fn jalr_to_address_zero_runs_the_code_there() {
         offset: 0,
     };
     mem.write_words(0x100, &words(&[jalr]));
-    let opts = LiftOptions {
+    let opts = LiftConfig {
         context_base: Some(rv32_lift_common::CTX_BASE),
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
     let lifted =
         wavejit_frontend::rv32::lift::lift(&|pc| mem.fetch(pc), 0x100, &opts).expect("lifts");

@@ -7,7 +7,7 @@
 mod rv32_lift_common;
 
 use rv32_lift_common::{Outcome, run_with};
-use wavejit_frontend::rv32::lift::{DispatchShape, LiftOptions, TrapCause};
+use wavejit_frontend::rv32::lift::{DispatchShape, LiftConfig, TrapCause};
 use wavejit_frontend::rv32::*;
 use wavejit_ir::{InstKind, Kernel, Terminator};
 
@@ -114,7 +114,7 @@ fn straight_line_indexed_kernel_is_one_block_without_window_test() {
         &[(0x1000, input.clone())],
         [2, 1, 1],
         [16, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     let k = &o.lifted.kernel;
@@ -141,7 +141,7 @@ fn address_loaded_from_memory_keeps_the_window_test() {
             &[(0x100, vec![base]), (0x200, vec![77]), (0x220, vec![78])],
             [1, 1, 1],
             [4, 1, 1],
-            LiftOptions::default(),
+            LiftConfig::default(),
         );
         ok(&o);
         assert_eq!(branches(&o.lifted.kernel), 2, "one window test per load");
@@ -176,7 +176,7 @@ fn address_range_inside_the_window_reads_ids_without_a_test() {
         &[],
         [3, 1, 1],
         [32, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     assert_eq!(branches(&o.lifted.kernel), 0);
@@ -219,7 +219,7 @@ fn ranges_flow_across_blocks() {
         &[(0x1000, data)],
         [1, 1, 1],
         [8, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     assert_eq!(
@@ -242,9 +242,9 @@ fn acyclic_kernel_checks_the_limit_only_when_a_path_exceeds_it() {
             &[],
             [1, 1, 1],
             [2, 1, 1],
-            LiftOptions {
+            LiftConfig {
                 cycle_limit: Some(limit),
-                ..LiftOptions::default()
+                ..LiftConfig::default()
             },
         )
     };
@@ -284,9 +284,9 @@ fn longest_path_decides_and_loops_keep_the_test() {
         imm(AluImmOp::Addi, 7, 7, 1),
         Instr::Ebreak,
     ];
-    let opts = |limit| LiftOptions {
+    let opts = |limit| LiftConfig {
         cycle_limit: Some(limit),
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
     let code = rv32_lift_common::words_of(&p);
     let o = run_with(&code, &[], [1, 1, 1], [2, 1, 1], opts(6));
@@ -354,14 +354,14 @@ fn dispatch_shape_bounds_id_reads() {
     let code = rv32_lift_common::words_of(&window_indexed_copy());
     let input: Vec<u32> = (0..24u32).map(|i| 1000 + i).collect();
     let (grid, block) = ([3, 1, 1], [8, 1, 1]);
-    let shaped = LiftOptions {
+    let shaped = LiftConfig {
         shape: Some(DispatchShape {
             num_workgroups: grid,
             workgroup_size: block,
         }),
-        ..LiftOptions::default()
+        ..LiftConfig::default()
     };
-    for (opts, tests) in [(LiftOptions::default(), 1), (shaped, 0)] {
+    for (opts, tests) in [(LiftConfig::default(), 1), (shaped, 0)] {
         let o = run_with(&code, &[(0x1000, input.clone())], grid, block, opts);
         ok(&o);
         assert_eq!(branches(&o.lifted.kernel), tests);
@@ -376,9 +376,9 @@ fn dispatch_shape_bounds_id_reads() {
     let lifted = wavejit_frontend::rv32::lift::lift(
         &|pc| code.get(pc as usize / 4).copied(),
         0,
-        &LiftOptions {
+        &LiftConfig {
             shape: Some(huge),
-            ..LiftOptions::default()
+            ..LiftConfig::default()
         },
     )
     .expect("lift");
@@ -419,7 +419,7 @@ fn jalr_targets_known_from_ranges_need_no_hub() {
         &[],
         [1, 1, 1],
         [2, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     assert_eq!(branches(&o.lifted.kernel), 0);
@@ -451,7 +451,7 @@ fn jalr_targets_known_from_ranges_need_no_hub() {
         &[],
         [1, 1, 1],
         [1, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     // The beq on x0 == x0 folds to a jump, and the ret needs no hub.
@@ -481,7 +481,7 @@ fn long_chain_of_jumps_becomes_one_block() {
         &[],
         [1, 1, 1],
         [1, 1, 1],
-        LiftOptions::default(),
+        LiftConfig::default(),
     );
     ok(&o);
     assert_eq!(o.lifted.guest_blocks, n + 1);
@@ -493,9 +493,9 @@ fn long_chain_of_jumps_becomes_one_block() {
         &[],
         [1, 1, 1],
         [1, 1, 1],
-        LiftOptions {
+        LiftConfig {
             cycle_limit: Some(n as u32 + 1),
-            ..LiftOptions::default()
+            ..LiftConfig::default()
         },
     );
     assert!(o.result.is_err(), "{} instructions > {}", n + 2, n + 1);

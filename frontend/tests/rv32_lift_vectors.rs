@@ -8,7 +8,7 @@ mod rv32_lift_common;
 use std::collections::BTreeMap;
 
 use rv32_lift_common::{run_with, words_of};
-use wavejit_frontend::rv32::lift::LiftOptions;
+use wavejit_frontend::rv32::lift::LiftConfig;
 use wavejit_frontend::rv32::*;
 
 const VECTORS: &str = concat!(
@@ -126,7 +126,7 @@ fn lp_convert_vectors_through_lifted_instructions() {
             &[(IN as usize, inputs)],
             [1, 1, 1],
             [lanes, 1, 1],
-            LiftOptions::default(),
+            LiftConfig::default(),
         );
         if let Err(e) = &o.result {
             panic!("{name}: fault {e}");
@@ -161,7 +161,7 @@ fn lp_convert_nan_rules() {
             &[(IN as usize, vec![input])],
             [1, 1, 1],
             [1, 1, 1],
-            LiftOptions::default(),
+            LiftConfig::default(),
         );
         assert!(o.result.is_ok());
         assert_eq!(o.mem.word(OUT as usize), want, "{fmt:?} of {input:#x}");

@@ -5,7 +5,7 @@
 
 use std::ptr::NonNull;
 
-use wavejit_frontend::rv32::lift::{self, LANE_BYTES, LaneContext, LiftOptions, LiftedKernel};
+use wavejit_frontend::rv32::lift::{self, LANE_BYTES, LaneContext, LiftConfig, LiftedKernel};
 use wavejit_frontend::rv32::{Instr, encode};
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory};
@@ -107,7 +107,7 @@ pub fn run_with(
     data: &[(usize, Vec<u32>)],
     grid: [u32; 3],
     block: [u32; 3],
-    mut opts: LiftOptions,
+    mut opts: LiftConfig,
 ) -> Outcome {
     let lanes = (grid.iter().product::<u32>() * block.iter().product::<u32>()) as usize;
     let mut mem = TestMem::new(lanes);
@@ -135,5 +135,5 @@ pub fn run_with(
 }
 
 pub fn run(code: &[u32], lanes: u32) -> Outcome {
-    run_with(code, &[], [1, 1, 1], [lanes, 1, 1], LiftOptions::default())
+    run_with(code, &[], [1, 1, 1], [lanes, 1, 1], LiftConfig::default())
 }

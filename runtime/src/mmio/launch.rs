@@ -5,7 +5,7 @@
 use std::fmt;
 
 use wavejit_frontend::rv32::lift::{
-    self, DispatchShape, LANE_BYTES, LaneContext, LiftOptions, LiftedKernel, TrapCause,
+    self, DispatchShape, LANE_BYTES, LaneContext, LiftConfig, LiftedKernel, TrapCause,
 };
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Dispatch, Engine, Fault, FaultKind};
@@ -143,12 +143,12 @@ impl GpgpuDevice {
         {
             return Ok(k.clone());
         }
-        let opts = LiftOptions {
+        let opts = LiftConfig {
             name: format!("rv32@{entry:#x}"),
             cycle_limit: self.cfg.cycle_limit,
             context_base: self.cfg.capture_context.then_some(CONTEXT_BASE),
             shape: Some(shape),
-            ..LiftOptions::default()
+            ..LiftConfig::default()
         };
         let k = lift::lift(&fetch, entry, &opts)?;
         self.cached = Some(k.clone());

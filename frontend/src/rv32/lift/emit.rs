@@ -8,7 +8,7 @@ use wavejit_ir::{
     BlockCall, Builder, Builtin, CastOp, IBinOp, InstKind, IntCC, Kernel, Terminator, Type,
 };
 
-use super::LiftOptions;
+use super::LiftConfig;
 use super::consts::ConstTracker;
 use super::liveness::{F_BASE, FFLAGS, FRM, FpEnv, ICOUNT, JalrTargets, NVARS};
 use super::range::RangeState;
@@ -49,7 +49,7 @@ pub struct Emitter<'a> {
     pub vals: [Value; NVARS],
     pub traps: Vec<TrapSite>,
     pub env: FpEnv,
-    pub opts: &'a LiftOptions,
+    pub opts: &'a LiftConfig,
     pub consts: ConstTracker,
     /// Guest block start -> (IR block, parameter variables in order).
     pub blocks: BTreeMap<u32, (Block, Vec<usize>)>,
@@ -81,7 +81,7 @@ pub enum End {
 }
 
 impl<'a> Emitter<'a> {
-    pub fn new(k: Kernel, entry: Block, env: FpEnv, opts: &'a LiftOptions) -> Emitter<'a> {
+    pub fn new(k: Kernel, entry: Block, env: FpEnv, opts: &'a LiftConfig) -> Emitter<'a> {
         Emitter {
             k,
             cur: entry,

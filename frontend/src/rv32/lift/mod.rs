@@ -58,7 +58,7 @@ pub const DEFAULT_CYCLE_LIMIT: u32 = 100_000;
 
 /// What to lift and how.
 #[derive(Clone, Debug)]
-pub struct LiftOptions {
+pub struct LiftConfig {
     /// Kernel name (fault messages).
     pub name: String,
     /// Instructions a lane may retire; `None`: no limit (the IR step limit then
@@ -80,9 +80,9 @@ pub struct LiftOptions {
 pub use wavejit_ir::DispatchShape;
 use wavejit_ir::transform::{fold_constants, relax_canonical_nan, simplify_bits};
 
-impl Default for LiftOptions {
+impl Default for LiftConfig {
     fn default() -> Self {
-        LiftOptions {
+        LiftConfig {
             name: "rv32".into(),
             cycle_limit: Some(DEFAULT_CYCLE_LIMIT),
             context_base: None,
@@ -113,7 +113,7 @@ pub struct LiftedKernel {
     pub entry: u32,
     /// Number of guest basic blocks.
     pub guest_blocks: usize,
-    /// The dispatch shape the lift assumed ([`LiftOptions::shape`]).
+    /// The dispatch shape the lift assumed ([`LiftConfig::shape`]).
     pub shape: Option<DispatchShape>,
 }
 
@@ -144,7 +144,7 @@ impl LiftedKernel {
 pub fn lift(
     fetch: &dyn Fn(u32) -> Option<u32>,
     entry: u32,
-    opts: &LiftOptions,
+    opts: &LiftConfig,
 ) -> Result<LiftedKernel, LiftError> {
     if !entry.is_multiple_of(4) {
         return Err(LiftError::MisalignedEntry(entry));

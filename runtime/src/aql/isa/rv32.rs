@@ -23,7 +23,7 @@
 
 use std::sync::Arc;
 
-use wavejit_frontend::rv32::lift::{self, DEFAULT_CYCLE_LIMIT, LiftOptions};
+use wavejit_frontend::rv32::lift::{self, DEFAULT_CYCLE_LIMIT, LiftConfig};
 use wavejit_ir::{Fault, FaultKind};
 
 use super::cache::LiftCache;
@@ -86,10 +86,10 @@ impl IsaBackend for Rv32Backend {
         })?;
         let code = object.code;
         self.cache.get_or_lift(code, (entry, self.cycle_limit), || {
-            let opts = LiftOptions {
+            let opts = LiftConfig {
                 name: format!("rv32@{entry:#x}"),
                 cycle_limit: self.cycle_limit,
-                ..LiftOptions::default()
+                ..LiftConfig::default()
             };
             let lifted = lift::lift(&|pc| fetch(code, pc), entry, &opts)
                 .map_err(|e| invalid_code(NAME, e))?;
