@@ -13,10 +13,13 @@
 #[path = "../../frontend/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
 
+mod kgsl_support;
+
 use std::ptr;
 use std::time::{Duration, Instant};
 
 use fuzz_support::{Rng, corpus, long_cases};
+use kgsl_support::{alloc_mapped, ioctl};
 use wavejit_frontend::ir3::assemble;
 use wavejit_ir::Budget;
 use wavejit_runtime::kgsl::KgslDevice;
@@ -27,34 +30,6 @@ use wavejit_runtime::kgsl::uapi::*;
 
 /// Bytes of each client object (IB, shader, data).
 const OBJECT: u64 = 64 * 1024;
-
-fn ioctl<T>(dev: &mut KgslDevice, req: u64, arg: &mut T) -> Result<(), i32> {
-    dev.ioctl(req, arg as *mut T as u64)
-}
-
-/// Allocates an object and maps it through the memfd as a client does; the
-/// mapping's address is the GPU address.
-fn alloc_mapped(dev: &mut KgslDevice, size: u64) -> u64 {
-    let mut a = GpuobjAlloc {
-        size,
-        flags: 0x100C_0000,
-        ..Default::default()
-    };
-    ioctl(dev, IOCTL_GPUOBJ_ALLOC, &mut a).expect("alloc");
-    // SAFETY: maps the object's pages of the device memfd, as the client does.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            a.mmapsize as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            dev.memfd(),
-            (u64::from(a.id) << 12) as libc::off_t,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    p as u64
-}
 
 /// A device whose dispatches stop after 50 ms or 2^16 work-items, with a
 /// context and three mapped objects.

@@ -1,7 +1,10 @@
 //! The fake KGSL driver through its ioctl interface, as a client sees it.
 
+mod kgsl_support;
+
 use std::ptr;
 
+use kgsl_support::{alloc_object, ioctl};
 use wavejit_runtime::AddressSpace;
 use wavejit_runtime::kgsl::KgslDevice;
 use wavejit_runtime::kgsl::pm4::packet::op;
@@ -27,34 +30,6 @@ impl ComputeUnit for NoKernels {
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn ioctl<T>(dev: &mut KgslDevice, req: u64, arg: &mut T) -> Result<(), i32> {
-    dev.ioctl(req, arg as *mut T as u64)
-}
-
-/// Allocates an object the way tinygrad does and maps it through the memfd.
-fn alloc_mapped(dev: &mut KgslDevice, size: u64) -> (u32, u64) {
-    let mut a = GpuobjAlloc {
-        size,
-        flags: 0x100C_0000,
-        ..Default::default()
-    };
-    ioctl(dev, IOCTL_GPUOBJ_ALLOC, &mut a).unwrap();
-    assert_eq!(a.mmapsize, size.div_ceil(4096) * 4096);
-    // SAFETY: maps the object's pages of the device memfd, as the client does.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            a.mmapsize as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            dev.memfd(),
-            (u64::from(a.id) << 12) as libc::off_t,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    (a.id, p as u64)
 }
 
 fn context(dev: &mut KgslDevice) -> u32 {
@@ -169,8 +144,8 @@ fn submission_runs_synchronously_and_writes_the_signal() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, sig) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (_, sig) = alloc_object(&mut dev, 4096);
     let words = [
         type7(op::WAIT_FOR_IDLE, 0),
         type7(op::EVENT_WRITE, 4),
@@ -190,8 +165,8 @@ fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, sig) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (_, sig) = alloc_object(&mut dev, 4096);
     let (lo, hi) = (sig as u32, (sig >> 32) as u32);
     let words = [
         type7(op::WAIT_REG_MEM, 6),
@@ -210,7 +185,7 @@ fn a_parked_wait_resumes_when_the_cpu_writes_the_value() {
     let ts = submit(&mut dev, ctx, ib, &words).unwrap();
     assert_eq!(read_u32(sig + 8), 0, "parked, not failed");
     // A second submission queues behind the parked one.
-    let (_, ib2) = alloc_mapped(&mut dev, 4096);
+    let (_, ib2) = alloc_object(&mut dev, 4096);
     let ts2 = submit(
         &mut dev,
         ctx,
@@ -235,8 +210,8 @@ fn a_fault_surfaces_at_the_next_wait_and_later_work_is_skipped() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, sig) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (_, sig) = alloc_object(&mut dev, 4096);
     let (lo, hi) = (sig as u32, (sig >> 32) as u32);
     let words = [
         type4(0xb990, 1),
@@ -299,7 +274,7 @@ fn the_fault_is_appended_to_the_fault_log() {
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     dev.set_fault_log(Some(log.clone()));
     let ctx = context(&mut dev);
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
     let words = [type4(0xb990, 1), 3, type7(op::EXEC_CS, 4), 0, 1, 1, 1];
     let ts = submit(&mut dev, ctx, ib, &words).unwrap();
     assert_eq!(wait(&mut dev, ctx, ts), Err(libc::EDEADLK));
@@ -321,7 +296,7 @@ fn the_fault_is_appended_to_the_fault_log() {
 fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
-    let (first, _) = alloc_mapped(&mut dev, 4096);
+    let (first, _) = alloc_object(&mut dev, 4096);
     // 2^64-1 and 2^64-4095 wrap to 0 when page-rounded; 2^32 and 2^40 exceed
     // KGSL's 4 GiB object limit (UINT_MAX), 2^43 the device's whole memory.
     for size in [
@@ -360,7 +335,7 @@ fn object_sizes_that_wrap_or_exceed_the_limit_are_einval() {
     };
     ioctl(&mut dev, IOCTL_GPUOBJ_ALLOC, &mut big).unwrap();
     assert_eq!((big.id, big.mmapsize), (first + 1, 1 << 32));
-    let (next, _) = alloc_mapped(&mut dev, 4096);
+    let (next, _) = alloc_object(&mut dev, 4096);
     assert_eq!(next, first + 1 + (1 << 20), "ids stay unique");
 }
 
@@ -369,8 +344,8 @@ fn freed_objects_leave_the_address_space_at_once() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
     let ctx = context(&mut dev);
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (id, buf) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (id, buf) = alloc_object(&mut dev, 4096);
     let mut f = GpuobjFree {
         id,
         ..Default::default()
@@ -435,8 +410,8 @@ fn mem_write(addr: u64, value: u32) -> [u32; 4] {
 fn a_gpu_write_to_read_only_user_memory_faults_the_context() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, out) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (_, out) = alloc_object(&mut dev, 4096);
     let ro = anon_pages(1);
     // SAFETY: a live, still writable page.
     unsafe { ptr::write_volatile(ro as *mut u32, 0x11) };
@@ -512,8 +487,8 @@ fn a_gpu_write_to_read_only_user_memory_faults_the_context() {
 fn an_ib_in_a_prot_none_object_mapping_faults_the_context() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
-    let (id, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, sig) = alloc_mapped(&mut dev, 4096);
+    let (id, ib) = alloc_object(&mut dev, 4096);
+    let (_, sig) = alloc_object(&mut dev, 4096);
     let words = mem_write(sig, 9);
     // SAFETY: `ib` is the object's writable client mapping.
     unsafe { ptr::copy_nonoverlapping(words.as_ptr(), ib as *mut u32, words.len()) };
@@ -567,8 +542,8 @@ fn an_ib_in_a_prot_none_object_mapping_faults_the_context() {
 fn user_memory_with_a_hole_is_refused_or_dropped() {
     let _serial = serial();
     let mut dev = KgslDevice::new(Box::new(NoKernels)).unwrap();
-    let (_, ib) = alloc_mapped(&mut dev, 4096);
-    let (_, obj) = alloc_mapped(&mut dev, 4096);
+    let (_, ib) = alloc_object(&mut dev, 4096);
+    let (_, obj) = alloc_object(&mut dev, 4096);
     let p = anon_pages(3);
     // SAFETY: unmapping the middle page of our own mapping.
     assert_eq!(unsafe { libc::munmap((p + 4096) as *mut _, 4096) }, 0);

@@ -4,10 +4,13 @@
 //! of holding GPU_COMMAND for hours. Budgets are set with
 //! `Ir3Unit::set_budget`; nothing waits for the 30 s default.
 
+mod kgsl_support;
+
 use std::ptr;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use kgsl_support::{alloc_mapped, ioctl};
 use wavejit_frontend::ir3::assemble;
 use wavejit_ir::Budget;
 use wavejit_runtime::kgsl::KgslDevice;
@@ -15,34 +18,6 @@ use wavejit_runtime::kgsl::ir3_unit::Ir3Unit;
 use wavejit_runtime::kgsl::pm4::packet::op;
 use wavejit_runtime::kgsl::pm4::{type4, type7};
 use wavejit_runtime::kgsl::uapi::*;
-
-fn ioctl<T>(dev: &mut KgslDevice, req: u64, arg: &mut T) -> Result<(), i32> {
-    dev.ioctl(req, arg as *mut T as u64)
-}
-
-/// Allocates an object the way tinygrad does and maps it through the memfd;
-/// the mapping's address is the GPU address.
-fn alloc_mapped(dev: &mut KgslDevice, size: u64) -> u64 {
-    let mut a = GpuobjAlloc {
-        size,
-        flags: 0x100C_0000,
-        ..Default::default()
-    };
-    ioctl(dev, IOCTL_GPUOBJ_ALLOC, &mut a).expect("alloc");
-    // SAFETY: maps the object's pages of the device memfd, as the client does.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            a.mmapsize as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            dev.memfd(),
-            (u64::from(a.id) << 12) as libc::off_t,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    p as u64
-}
 
 fn context(dev: &mut KgslDevice) -> u32 {
     let mut c = DrawctxtCreate {
