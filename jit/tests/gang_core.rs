@@ -761,6 +761,54 @@ block0:
     assert_eq!(got, out);
 }
 
+/// The fused kernel of [`a_workgroup_runs_as_one_fused_loop`] storing at
+/// `y[i - 20]` over a `y` of 100 words: the first workgroup's lanes 0..20
+/// fault, and the later workgroups, which no longer run fused (a lane of
+/// the batch faulted), run the general path: their lanes' pcs must be
+/// written before it reads them (they are only when a wave leaves the fused
+/// loop). On one thread the three workgroups are one batch, which runs to
+/// its end: every lane that does not fault stores (the interpreter stops
+/// after the first workgroup; `compare` checks the fault).
+#[test]
+fn workgroups_after_a_faulted_one_run_the_general_path() {
+    let k = parse(&format!(
+        "kernel @late shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x0fffffb0
+  v21 = iadd.i64 v5, v20
+  v22 = const.i64 0x20000000
+  v23 = iadd.i64 v5, v22
+  v24 = load.global.i32 v23
+  v25 = load.global.i32 v21
+  v26 = const.i32 3
+  v27 = imul.i32 v24, v26
+  v28 = iadd.i32 v27, v25
+  store.global.i32 v21, v28
+  exit
+}}
+"
+    ));
+    let x: Vec<u8> = (0..120u32)
+        .flat_map(|w| (w * 7 + 1).to_le_bytes())
+        .collect();
+    let y: Vec<u8> = (0..100u32).flat_map(|w| (w + 1000).to_le_bytes()).collect();
+    // Lane i (20..120) stored 3 x[i] + y[i - 20] at word i - 20.
+    let want: Vec<u32> = (20..120).map(|i| 3 * (i * 7 + 1) + i - 20 + 1000).collect();
+    for wave in [8, 40] {
+        let mut d = Dispatch::new([3, 1, 1], [40, 1, 1]);
+        d.wave_size = wave;
+        let out = compare(&k, &d, &y, &x);
+        let fault = out.fault.clone().expect("lanes 0..20 are below y");
+        assert_eq!(
+            (fault.lane.workgroup, fault.lane.local),
+            ([0, 0, 0], [0, 0, 0])
+        );
+        let got = run_on(&one_thread_gang(0), &k, &d, &y, &x, true);
+        assert_eq!(u32s(&got.memory), want, "wave {wave}");
+        assert_eq!(got.fault, out.fault, "wave {wave}");
+    }
+}
+
 /// A branch on every integer compare, with operands at the signed and
 /// unsigned boundaries: the terminator folds the negation of `ne`, `ult`,
 /// `ugt`, `sle` and `sge` into its edge masks, and each lane's side must

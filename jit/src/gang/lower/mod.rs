@@ -94,10 +94,14 @@ enum St {
     MaxSteps = 56,
     /// Nonzero while the current segment counts its edge in [`St::Defer`].
     Deferring = 60,
+    /// Nonzero from a slot's first visit until its pcs are written: a
+    /// slot-wide kernel writes them only when the slot does not run as one
+    /// fused loop (see [`GLower::deferred_pcs`]).
+    Fresh = 64,
 }
 
 /// Bytes of the [`St`] slot.
-const ST_BYTES: u32 = 64;
+const ST_BYTES: u32 = 80;
 /// [`St::MaxSteps`] not known.
 const STEPS_UNKNOWN: u32 = u32::MAX;
 
@@ -664,11 +668,16 @@ impl<'a, 'b> GLower<'a, 'b> {
         let sched = self.b.create_block();
         let wave_next = self.b.create_block();
 
-        self.init_pcs()?;
+        if self.slot_wide {
+            self.deferred_pcs()?;
+        } else {
+            self.init_pcs()?;
+        }
         let zero = self.iconst(types::I32, 0);
         self.st_store(St::Slot, zero);
         self.st_store(St::Round, zero);
         self.st_store(St::Wide, zero);
+        self.st_store(St::Fresh, zero);
         self.b.ins().jump(slot_head, &[]);
 
         // slot_head: the next live slot, its first wave.
@@ -785,6 +794,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             let first = self.b.ins().icmp_imm_s(CC::Equal, lo, 0);
             let wide = self.b.ins().uextend(types::I32, first);
             self.st_store(St::Wide, wide);
+            self.st_store(St::Fresh, wide);
             let wgl = self.ctx_load(types::I32, off::WG_LANES);
             let n = self.st_load(St::N);
             let n = self.b.ins().select(first, wgl, n);
@@ -997,6 +1007,45 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.init_wave_states();
         }
         Ok(())
+    }
+
+    /// A slot-wide kernel's pcs: a wave that runs fused exits without
+    /// reading or writing its pcs (faulting lanes' helpers write theirs), so
+    /// the array is written only for the slots that take the general path
+    /// ([`GLower::fresh_wave_pcs`]); with a step limit of 0 every lane starts
+    /// dead and the scheduler reads them at once, so they are written here.
+    fn deferred_pcs(&mut self) -> Result<(), JitError> {
+        let limit = self.ctx_load(types::I32, off::STEP_LIMIT);
+        let init = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(limit, done, &[], init, &[]);
+        self.b.switch_to_block(init);
+        self.init_pcs()?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    /// In a slot-wide kernel's general path: on the slot's first visit
+    /// ([`St::Fresh`], its first wave: no lane of the slot has run) every
+    /// lane of the slot gets the start pc (0: the step limit is not 0 on a
+    /// first visit) before anything reads them. Later waves of the slot
+    /// either run fused or read these.
+    fn fresh_wave_pcs(&mut self) {
+        let fresh = self.st_load(St::Fresh);
+        let fill = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(fresh, fill, &[], done, &[]);
+        self.b.switch_to_block(fill);
+        let slot = self.st_load(St::Slot);
+        let wgl = self.ctx_load(types::I32, off::WG_LANES);
+        let base = self.b.ins().imul(slot, wgl);
+        let start = self.iconst(types::I32, 0);
+        self.fill_pcs(base, wgl, start);
+        let zero = self.iconst(types::I32, 0);
+        self.st_store(St::Fresh, zero);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// Every wave of the batch's live slots starts with its pcs in the array.
@@ -1819,6 +1868,9 @@ impl<'a, 'b> GLower<'a, 'b> {
             // (straight-line code is entered converged unless lanes diverged
             // before it), which fall back to the general copy's runs when
             // their ranges overlap.
+            if !converged && self.slot_wide {
+                self.fresh_wave_pcs();
+            }
             self.converged = converged;
             let r = if converged {
                 self.fused_body(
