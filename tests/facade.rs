@@ -72,6 +72,64 @@ fn ir3_axpy_through_the_const_file() {
     assert_eq!(got, want);
 }
 
+/// tinygrad 0.14's `Tensor.sin` for a630 as mesa compiled it (`DEBUG=7`):
+/// `ir3_nir_trig`'s range reduction `mad.f32 (x, 1/2π, 0.5)`, `floor.f`,
+/// `add.f`, `mad.f32 (·, 2π, −π)`, then `sin`. At |x| = 1e6 the f32 product has
+/// an ulp of 2^-6, so the angle is a multiple of π/32 and sin(1e6) is
+/// −sin(π/8), not −0.3499935: what mesa's code computes on the hardware too
+/// (README, test_sin). Expected values: the five instructions in f32 (numpy).
+#[test]
+fn tinygrads_sin_kernel_reduces_the_angle_as_mesa_compiled_it() {
+    let listing: [u64; 15] = [
+        0x202cc000_00000002, // mov.u32u32 r0.x, c0.z
+        0x202cc001_00000003, // mov.u32u32 r0.y, c0.w
+        0x202cc003_00000000, // mov.u32u32 r0.w, c0.x
+        0x202cc004_00000001, // mov.u32u32 r1.x, c0.y
+        0x00000300_00000000, // (rpt3)nop
+        0xc0060002_01800001, // ldg.u32 r0.z, g[r0.x], 1
+        0x73810802_10129011, // (sy)(nop3) mad.f32 r0.z, c4.y, r0.z, c4.z
+        0x41380805_00000002, // (nop3) floor.f r1.y, r0.z
+        0x40180802_40050002, // (nop3) add.f r0.z, r0.z, (neg)r1.y
+        0x63810802_10139010, // (nop3) mad.f32 r0.z, c4.x, r0.z, c4.w
+        0x00000200_00000000, // (rpt2)nop
+        0x80900002_00000002, // sin r0.z, r0.z
+        0x00001000_00000000, // (ss)nop
+        0xc0c60700_01800004, // stg.u32 g[r0.w], r0.z, 1
+        0x03000000_00000000, // end
+    ];
+    let code: Vec<u8> = listing.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let dev = Device::new();
+    let k = dev.load_ir3(&code, &Ir3Options::default()).unwrap();
+    // c4 = 2π, 1/2π, 0.5, −π as f32.
+    let c4: Vec<u8> = [0x40c9_0fdbu32, 0x3e22_f983, 0x3f00_0000, 0xc049_0fdb]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let cases = [
+        (1e6f32, -0.382_683_37f32),
+        (-1e6, 0.382_683_37),
+        (1e5, 0.036_807_24),
+        (31.0, -0.404_038_46),
+    ];
+    for (x, want) in cases {
+        let input = dev.upload(&[x]).unwrap();
+        let out = dev.alloc(4).unwrap();
+        // Kernel arguments out, in = c0.xy, c0.zw; c1..c3 unused.
+        let launch = Launch::new(1, 1)
+            .buffer(&out)
+            .buffer(&input)
+            .bytes(&[0; 48])
+            .bytes(&c4);
+        dev.launch(&k, &launch).unwrap();
+        let got = dev.read::<f32>(&out).unwrap()[0];
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "sin({x}) = {got}, want {want}"
+        );
+    }
+}
+
 #[test]
 fn agx_add_through_the_uniform_file() {
     let dev = Device::new();
