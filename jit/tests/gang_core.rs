@@ -761,6 +761,77 @@ block0:
     assert_eq!(got, out);
 }
 
+/// A fused `y[i] = x[i] * y[i] + 1.5` over 4 workgroups of 72 lanes (four
+/// whole 16-lane chunks and a partial one): once the sites' region caches
+/// are warm (from the second workgroup on), the whole chunks run in their
+/// own loop without per-chunk tests, and NaN results there take the exact rule's
+/// redo as in every other chunk (the IR's default: the first NaN operand
+/// quieted with its payload, a fresh NaN from inf * 0 the default one).
+/// Checked against the interpreter on every JIT configuration, and a few
+/// values exactly.
+#[test]
+fn whole_chunks_keep_the_float_rules() {
+    let k = parse(&format!(
+        "kernel @nan shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v5, v20
+  v22 = load.global.f32 v21
+  v23 = load.global.f32 v6
+  v24 = fmul.f32 v22, v23
+  v25 = const.f32 1.5
+  v26 = fadd.f32 v24, v25
+  store.global.f32 v6, v26
+  exit
+}}
+"
+    ));
+    let special = [
+        0x7fc0_1234u32, // quiet NaN with a payload
+        0x7f80_0001,    // signalling NaN
+        0x7f80_0000,    // inf (times 0 below)
+        0x0000_0001,    // denormal
+        0x8000_0003,    // negative denormal
+    ];
+    let x: Vec<u32> = (0..320u32)
+        .map(|i| match i % 29 {
+            j @ 0..=4 => special[j as usize],
+            _ => (i as f32 * 0.75 - 20.0).to_bits(),
+        })
+        .collect();
+    let y: Vec<u32> = (0..320u32)
+        .map(|i| {
+            if i % 29 == 2 {
+                0
+            } else {
+                (i as f32 + 0.5).to_bits()
+            }
+        })
+        .collect();
+    let xb: Vec<u8> = x.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let yb: Vec<u8> = y.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let d = Dispatch::new([4, 1, 1], [72, 1, 1]);
+    let out = compare(&k, &d, &yb, &xb);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    // Lanes 0..5 (and 29.., 116.., 232..: whole chunks of three workgroups): NaN
+    // payload quieted, signalling NaN quieted, inf * 0, denormal * y + 1.5.
+    assert_eq!(
+        got[..5],
+        [
+            0x7fc0_1234,
+            0x7fc0_0001,
+            0x7fc0_0000,
+            0x3fc0_0000,
+            0x3fc0_0000
+        ]
+    );
+    assert_eq!(got[29..32], got[..3]);
+    assert_eq!(got[116..119], got[..3]);
+    assert_eq!(got[232..235], got[..3]);
+    assert_eq!(got[40], (f32::from_bits(x[40]) * 40.5 + 1.5).to_bits());
+}
+
 /// The fused kernel of [`a_workgroup_runs_as_one_fused_loop`] storing at
 /// `y[i - 20]` over a `y` of 100 words: the first workgroup's lanes 0..20
 /// fault, and the later workgroups, which no longer run fused (a lane of

@@ -32,7 +32,7 @@ pub(super) fn word(a: &MemAccess) -> bool {
 
 /// Whether `a` is four whole 32-bit values (`i32x4`/`f32x4`: the float4
 /// accesses tinygrad's kernels make), the quad fast paths.
-fn quad(a: &MemAccess) -> bool {
+pub(super) fn quad(a: &MemAccess) -> bool {
     a.count == 4 && a.bits == 32 && matches!(a.ty, Type::I32 | Type::F32)
 }
 
@@ -93,6 +93,12 @@ impl GLower<'_, '_> {
         if self.stride(addr_v) == Some(0) {
             return self.load_same_address(inst, a.space, addr_v);
         }
+        if let Some(p) = self.whole_fast_address(inst)? {
+            let g: Gv = (0..self.g)
+                .map(|k| self.b.ins().load(types::I32X4, guest(), p, 16 * k as i32))
+                .collect();
+            return self.def(res[0], g);
+        }
         let slow = self.b.create_block();
         let join = self.b.create_block();
         let params: Gv = (0..self.g)
@@ -128,6 +134,14 @@ impl GLower<'_, '_> {
             return self.store_last_lane(inst, args[0], args[1]);
         }
         let vals = self.val(args[1])?;
+        if let Some(p) = self.whole_fast_address(inst)? {
+            // Every lane of the chunk is active.
+            for (k, &x) in vals.iter().enumerate() {
+                let x = self.i32x4_of(x);
+                self.b.ins().store(guest(), x, p, 16 * k as i32);
+            }
+            return Ok(());
+        }
         // Read only where used: a converged wave's global store tests its
         // chunk's lanes without it (the slot's reload would be dead code
         // that stays, as stack loads do).
@@ -549,6 +563,24 @@ impl GLower<'_, '_> {
         let ok = with_extra(self, ok);
         self.b.ins().brif(ok, fast, &[pc.into()], slow, &[]);
         Ok(p)
+    }
+
+    /// In the whole-chunk loop ([`GLower::whole_chunks`]), the host address
+    /// of the chunk's first lane for a word access the wave-level test
+    /// covers (that test passed before the loop).
+    fn whole_fast_address(&mut self, inst: wj::Inst) -> Result<Option<ir::Value>, JitError> {
+        if !self.whole_fast {
+            return Ok(None);
+        }
+        let Some(&(_, hostw)) = self.wave_sites.get(&inst) else {
+            return Err(JitError::Malformed(
+                "whole-chunk access without a wave test",
+            ));
+        };
+        let c = self.chunk()?.c;
+        let c = self.b.ins().uextend(types::I64, c);
+        let step = self.b.ins().ishl_imm_s(c, 2);
+        Ok(Some(self.b.ins().iadd(hostw, step)))
     }
 
     /// The contiguity test of [`GLower::branch_contiguous`] for the current

@@ -215,6 +215,9 @@ pub(crate) struct GLower<'a, 'b> {
     /// While lockstep runs only the chunks below a lane (i32): the end of
     /// what the wave-level memory tests cover.
     span_end: Option<ir::Value>,
+    /// Emitting the whole-chunk loop ([`GLower::whole_chunks`]): every lane
+    /// of the chunk active, every word access inside its wave-level test.
+    whole_fast: bool,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -471,6 +474,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             loop_steps: None,
             held: None,
             chunk_mask: None,
+            whole_fast: false,
             dispatch_at: None,
             defers: false,
             may_defer: g > 1
@@ -1573,6 +1577,17 @@ impl<'a, 'b> GLower<'a, 'b> {
     fn chunk_loop_tracked(
         &mut self,
         track: bool,
+        body: impl FnMut(&mut Self) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
+        self.chunk_loop_from(track, None, body)
+    }
+
+    /// [`GLower::chunk_loop_tracked`] from chunk offset `start` (i32, a
+    /// multiple of the chunk's lanes; 0 when `None`).
+    fn chunk_loop_from(
+        &mut self,
+        track: bool,
+        start: Option<ir::Value>,
         mut body: impl FnMut(&mut Self) -> Result<(), JitError>,
     ) -> Result<(), JitError> {
         let l = chunk_lanes(self.g) as i64;
@@ -1582,8 +1597,11 @@ impl<'a, 'b> GLower<'a, 'b> {
         let latch = self.b.create_block();
         let exit = self.b.create_block();
         let c = self.b.append_block_param(head, types::I32);
-        let zero = self.iconst(types::I32, 0);
-        self.b.ins().jump(head, &[zero.into()]);
+        let start = match start {
+            Some(s) => s,
+            None => self.iconst(types::I32, 0),
+        };
+        self.b.ins().jump(head, &[start.into()]);
         self.b.switch_to_block(head);
         let n = self.st_load(St::N);
         let end = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, n);
@@ -1612,14 +1630,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         if let Some(ch) = self.ch.as_mut() {
             ch.full = full;
         }
+        self.store_mask(&mask);
         let mut any = mask[0];
-        for (k, &m) in mask.iter().enumerate() {
-            self.b
-                .ins()
-                .stack_store(types::I64, m, self.mask_slot, 16 * k as i32);
-            if k > 0 {
-                any = self.b.ins().bor(any, m);
-            }
+        for &m in &mask[1..] {
+            any = self.b.ins().bor(any, m);
         }
         self.mask_cache = Some(mask.clone());
         self.chunk_mask = Some(mask.clone());
@@ -1785,6 +1799,15 @@ impl<'a, 'b> GLower<'a, 'b> {
             return m.clone();
         }
         self.load_mask()
+    }
+
+    /// Writes `mask` to the slot.
+    fn store_mask(&mut self, mask: &[ir::Value]) {
+        for (k, &m) in mask.iter().enumerate() {
+            self.b
+                .ins()
+                .stack_store(types::I64, m, self.mask_slot, 16 * k as i32);
+        }
     }
 
     /// The mask as the slot holds it now.
@@ -2098,8 +2121,14 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.st_store(St::Agree, start);
         }
         self.fused_internal = f.internal.clone();
-        let r =
-            self.chunk_loop_tracked(track, |this| this.run(k, 0, seg.block, &f.run, seg.next_pc));
+        let start = if !track && self.g > 1 && self.whole_fast_eligible(&f.run) {
+            Some(self.whole_chunks(k, seg, &f.run)?)
+        } else {
+            None
+        };
+        let r = self.chunk_loop_from(track, start, |this| {
+            this.run(k, 0, seg.block, &f.run, seg.next_pc)
+        });
         self.fused_internal.clear();
         self.hoisted.clear();
         let quiet = std::mem::replace(&mut self.quiet_exit, false);
@@ -2119,6 +2148,109 @@ impl<'a, 'b> GLower<'a, 'b> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the fused `run` can have a whole-chunk loop: every memory
+    /// access is a uniform load hoisted before the loop or a contiguous
+    /// word access with a wave-level test.
+    fn whole_fast_eligible(&self, run: &Run) -> bool {
+        run.insts.iter().all(|&i| {
+            let data = &self.kernel.insts[i];
+            match &data.kind {
+                InstKind::Load(a) if a.space == wj::AddrSpace::Uniform => {
+                    self.hoisted.contains_key(&i)
+                }
+                InstKind::Load(a) | InstKind::Store(a) => {
+                    matches!(a.space, wj::AddrSpace::Global | wj::AddrSpace::Shared)
+                        && mem::word(a)
+                        && !mem::quad(a)
+                        && self.stride(data.args[0]) == Some(4)
+                        && self.wave_sites.contains_key(&i)
+                }
+                InstKind::Atomic { .. } => false,
+                _ => true,
+            }
+        })
+    }
+
+    /// Before a converged wave's fused chunk loop (which runs no tracking):
+    /// when every wave-level memory test of `run` passed, its whole chunks
+    /// run in a loop of their own with no per-chunk test but the NaN rule's:
+    /// every lane active, every access the chunk's vectors at the wave's
+    /// host address. It stops early if a lane of the batch faults (a redo
+    /// of the exact path could). Returns the chunk offset (i32) the general
+    /// fused loop goes on from: 0 when the tests failed.
+    fn whole_chunks(
+        &mut self,
+        k: usize,
+        seg: &crate::plan::Segment,
+        run: &Run,
+    ) -> Result<ir::Value, JitError> {
+        let mut ok = self.iconst(types::I8, 1);
+        for i in &run.insts {
+            if let Some(&(okw, _)) = self.wave_sites.get(i) {
+                ok = self.b.ins().band(ok, okw);
+            }
+        }
+        let l = chunk_lanes(self.g) as i64;
+        let pre = self.b.create_block();
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let exit = self.b.create_block();
+        let c = self.b.append_block_param(head, types::I32);
+        let out = self.b.append_block_param(exit, types::I32);
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().brif(ok, pre, &[], exit, &[zero.into()]);
+        self.b.switch_to_block(pre);
+        // The helpers (the NaN rule's redo) read the mask from the slot.
+        let ones = self.iconst(types::I32, -1);
+        let ones = self.b.ins().splat(types::I32X4, ones);
+        let mask = vec![ones; self.g];
+        self.store_mask(&mask);
+        let zero = self.iconst(types::I32, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let n = self.st_load(St::N);
+        let whole = self.b.ins().band_imm_s(n, -l);
+        let more = self.b.ins().icmp(CC::UnsignedLessThan, c, whole);
+        let faulted = self.ctx_load(types::I32, off::FAULTED);
+        let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
+        let go = self.b.ins().band(more, clean);
+        self.b.ins().brif(go, body, &[], exit, &[c.into()]);
+        self.b.switch_to_block(body);
+        self.consts.clear();
+        self.env.clear();
+        self.senv.clear();
+        self.redo = vec![None; self.g];
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().iadd(base, c);
+        let lane0 = self.b.ins().uextend(types::I64, lane0);
+        let one = self.iconst(types::I8, 1);
+        self.ch = Some(Chunk {
+            lane0,
+            c,
+            full: None,
+            whole: Some(one),
+        });
+        let ones = self.iconst(types::I32, -1);
+        let ones = self.b.ins().splat(types::I32X4, ones);
+        let mask = vec![ones; self.g];
+        self.mask_cache = Some(mask.clone());
+        self.chunk_mask = Some(mask);
+        self.whole_fast = true;
+        let r = self.run(k, 0, seg.block, run, seg.next_pc);
+        self.whole_fast = false;
+        r?;
+        let next = self.b.ins().iadd_imm_s(c, l);
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.switch_to_block(exit);
+        self.ch = None;
+        self.mask_cache = None;
+        self.chunk_mask = None;
+        self.env.clear();
+        self.senv.clear();
+        self.consts.clear();
+        Ok(out)
     }
 
     /// Whether the kernel is one segment that runs fused and exits, with no
