@@ -2232,8 +2232,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             full: None,
             whole: Some(one),
         });
-        let ones = self.iconst(types::I32, -1);
-        let ones = self.b.ins().splat(types::I32X4, ones);
+        let ones = self.splat(-1, false);
         let mask = vec![ones; self.g];
         self.mask_cache = Some(mask.clone());
         self.chunk_mask = Some(mask);
