@@ -135,12 +135,20 @@ impl GLower<'_, '_> {
         }
         let vals = self.val(args[1])?;
         if let Some(p) = self.whole_fast_address(inst)? {
-            // Every lane of the chunk is active.
+            // Every lane of the chunk is active unless the exact path of
+            // this chunk faulted one (then the helper stores the others).
+            let faulted = self.ctx_load(types::I32, off::FAULTED);
+            let slow = self.b.create_block();
+            let fast = self.b.create_block();
+            let join = self.b.create_block();
+            self.b.set_cold_block(slow);
+            self.b.ins().brif(faulted, slow, &[], fast, &[]);
+            self.b.switch_to_block(fast);
             for (k, &x) in vals.iter().enumerate() {
                 let x = self.i32x4_of(x);
                 self.b.ins().store(guest(), x, p, 16 * k as i32);
             }
-            return Ok(());
+            return self.store_slow_path(inst, slow, join);
         }
         // Read only where used: a converged wave's global store tests its
         // chunk's lanes without it (the slot's reload would be dead code

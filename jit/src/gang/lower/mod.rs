@@ -2175,11 +2175,13 @@ impl<'a, 'b> GLower<'a, 'b> {
 
     /// Before a converged wave's fused chunk loop (which runs no tracking):
     /// when every wave-level memory test of `run` passed, its whole chunks
-    /// run in a loop of their own with no per-chunk test but the NaN rule's:
-    /// every lane active, every access the chunk's vectors at the wave's
-    /// host address. It stops early if a lane of the batch faults (a redo
-    /// of the exact path could). Returns the chunk offset (i32) the general
-    /// fused loop goes on from: 0 when the tests failed.
+    /// run in a loop of their own with no per-chunk tests but the NaN
+    /// rule's and the stores' look at the fault flag: every lane active,
+    /// every access the chunk's vectors at the wave's host address. It stops
+    /// after a chunk in which a lane of the batch faulted (only a redo on
+    /// the exact path could), and a store of that chunk takes the helper.
+    /// Returns the chunk offset (i32) the general fused loop goes on from:
+    /// 0 when the tests failed.
     fn whole_chunks(
         &mut self,
         k: usize,
