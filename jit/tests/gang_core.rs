@@ -832,6 +832,48 @@ block0:
     assert_eq!(got[40], (f32::from_bits(x[40]) * 40.5 + 1.5).to_bits());
 }
 
+/// A fused segment that does not exit: `y[i] = 3 x[i] + y[i]`, then a second
+/// block stores `z[i] = y[i] ^ i` from the value the first computed. Waves
+/// of 32 lanes are two whole chunks each, which run in the whole-chunk loop
+/// (with the successor every lane takes noted) once the region caches are
+/// warm; the second block runs as usual after it.
+#[test]
+fn whole_chunks_of_a_segment_with_a_successor() {
+    let k = parse(&format!(
+        "kernel @two shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v5, v20
+  v22 = load.global.i32 v21
+  v23 = load.global.i32 v6
+  v24 = const.i32 3
+  v25 = imul.i32 v22, v24
+  v26 = iadd.i32 v25, v23
+  store.global.i32 v6, v26
+  jump block1(v26)
+block1(v30: i32):
+  v31 = const.i64 0x400
+  v32 = iadd.i64 v6, v31
+  v33 = xor.i32 v30, v3
+  store.global.i32 v32, v33
+  exit
+}}
+"
+    ));
+    let x: Vec<u8> = (0..256u32)
+        .flat_map(|w| (w * 5 + 2).to_le_bytes())
+        .collect();
+    let y: Vec<u8> = (0..512u32).flat_map(|w| (w + 7000).to_le_bytes()).collect();
+    let d = Dispatch::new([4, 1, 1], [64, 1, 1]);
+    let out = compare(&k, &d, &y, &x);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    let want_y: Vec<u32> = (0..256).map(|i| 3 * (i * 5 + 2) + i + 7000).collect();
+    let want_z: Vec<u32> = want_y.iter().zip(0u32..).map(|(&v, i)| v ^ i).collect();
+    assert_eq!(got[..256], want_y[..]);
+    assert_eq!(got[256..], want_z[..]);
+}
+
 /// The fused kernel of [`a_workgroup_runs_as_one_fused_loop`] storing at
 /// `y[i - 20]` over a `y` of 100 words: the first workgroup's lanes 0..20
 /// fault, and the later workgroups, which no longer run fused (a lane of

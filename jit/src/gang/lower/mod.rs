@@ -2121,8 +2121,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             self.st_store(St::Agree, start);
         }
         self.fused_internal = f.internal.clone();
-        let start = if !track && self.g > 1 && self.whole_fast_eligible(&f.run) {
-            Some(self.whole_chunks(k, seg, &f.run)?)
+        let start = if self.g > 1 && self.whole_fast_eligible(&f.run) {
+            Some(self.whole_chunks(k, seg, &f.run, track)?)
         } else {
             None
         };
@@ -2173,8 +2173,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         })
     }
 
-    /// Before a converged wave's fused chunk loop (which runs no tracking):
-    /// when every wave-level memory test of `run` passed, its whole chunks
+    /// Before a converged wave's fused chunk loop: when every wave-level
+    /// memory test of `run` passed, its whole chunks
     /// run in a loop of their own with no per-chunk tests but the NaN
     /// rule's and the stores' look at the fault flag: every lane active,
     /// every access the chunk's vectors at the wave's host address. It stops
@@ -2187,6 +2187,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         k: usize,
         seg: &crate::plan::Segment,
         run: &Run,
+        track: bool,
     ) -> Result<ir::Value, JitError> {
         let mut ok = self.iconst(types::I8, 1);
         for i in &run.insts {
@@ -2227,11 +2228,13 @@ impl<'a, 'b> GLower<'a, 'b> {
         let base = self.st_load(St::Base);
         let lane0 = self.b.ins().iadd(base, c);
         let lane0 = self.b.ins().uextend(types::I64, lane0);
+        // Every lane of the chunk exists and is active (what the tracked
+        // loop's successor notes need to know).
         let one = self.iconst(types::I8, 1);
         self.ch = Some(Chunk {
             lane0,
             c,
-            full: None,
+            full: track.then_some(one),
             whole: Some(one),
         });
         let ones = self.splat(-1, false);
