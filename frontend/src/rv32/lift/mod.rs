@@ -34,6 +34,7 @@ mod liveness;
 pub mod mem;
 mod merge;
 mod range;
+pub mod resume;
 pub mod trap;
 mod watchdog;
 
@@ -43,6 +44,7 @@ use wavejit_ir::{Kernel, Terminator};
 
 pub use context::{LANE_BYTES, LaneContext};
 pub use mem::{ID_WINDOW_BASE, ID_WINDOW_SIZE};
+pub use resume::{LaneState, ResumeConfig, STATE_BYTES};
 pub use trap::{TrapCause, TrapSite};
 
 use discover::{BlockEnd, GuestBlock};
@@ -75,6 +77,11 @@ pub struct LiftConfig {
     /// reads and mhartid then have known ranges, which can prove more loads
     /// outside the window. The lifted kernel is valid for this shape only.
     pub shape: Option<DispatchShape>,
+    /// Resumable exits ([`resume`]): unknown jump targets and `fence.i` leave
+    /// the lane for the runtime instead of trapping / doing nothing, and
+    /// discovery is lazy (`max_instructions` bounds one lift's discovery, not
+    /// the program). `None`: a static lift of everything reachable.
+    pub resume: Option<ResumeConfig>,
 }
 
 pub use wavejit_ir::DispatchShape;
@@ -89,6 +96,7 @@ impl Default for LiftConfig {
             extra_entries: Vec::new(),
             max_instructions: 1 << 18,
             shape: None,
+            resume: None,
         }
     }
 }
@@ -115,6 +123,10 @@ pub struct LiftedKernel {
     pub guest_blocks: usize,
     /// The dispatch shape the lift assumed ([`LiftConfig::shape`]).
     pub shape: Option<DispatchShape>,
+    /// The discovery roots: the entry, then the extra entries.
+    pub roots: Vec<u32>,
+    /// How lanes leave and enter ([`LiftConfig::resume`]).
+    pub resume: Option<ResumeConfig>,
 }
 
 impl LiftedKernel {
@@ -151,6 +163,10 @@ pub fn lift(
     }
     let mut roots = vec![entry];
     roots.extend(opts.extra_entries.iter().copied());
+    let lift_roots = roots.clone();
+    let resumable = opts.resume.is_some();
+    // A resume dispatch enters through the hub with any state.
+    let resume_entry = opts.resume.is_some_and(|r| r.entry);
     // Ranges on the control flow with every computed jalr through the hub
     // decide some jalr targets; the ranges of that (sound, smaller) control
     // flow are the ones used. A decided target discovery did not reach is
@@ -158,7 +174,7 @@ pub fn lift(
     let shape = opts.shape.as_ref();
     let none = JalrTargets::new();
     let (program, first) = loop {
-        let program = discover::discover(fetch, &roots, opts.max_instructions)?;
+        let program = discover::discover(fetch, &roots, opts.max_instructions, resumable)?;
         let first = range::entry_ranges(&program.blocks, entry, shape, &none);
         let missed = range::undiscovered_jalr_targets(&program.blocks, &first, shape);
         let missed: Vec<u32> = missed
@@ -171,14 +187,41 @@ pub fn lift(
         roots.extend(missed);
     };
     let dump = opts.context_base.is_some();
-    let env = liveness::fp_env(&program.blocks, dump);
-    let resolved = range::jalr_targets(&program.blocks, &first, shape);
-    let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
+    let mut env = liveness::fp_env(&program.blocks, dump);
+    // Can a lane leave resumably? Then its whole state must be exact there.
+    let leaves = resume_entry
+        || resumable
+            && program.blocks.values().any(|b| {
+                dests(b, &program.blocks, &none)
+                    .iter()
+                    .any(|d| matches!(d, Dest::Hub | Dest::Resume))
+            });
+    if leaves {
+        env.track_flags = true;
+    }
+    if resume_entry {
+        env.dynamic_frm = true;
+    }
+    let (resolved, ranges_in) = if resume_entry {
+        // Ranges and decided targets hold for paths from the launch state
+        // only; a resumed lane enters anywhere with any state.
+        (JalrTargets::new(), BTreeMap::new())
+    } else {
+        let resolved = range::jalr_targets(&program.blocks, &first, shape);
+        let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
+        (resolved, ranges_in)
+    };
     let checked = match opts.cycle_limit {
+        Some(_) if resume_entry => program.blocks.keys().copied().collect(),
         Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit, &resolved),
         None => BTreeSet::new(),
     };
-    let written = liveness::written(&program.blocks, env, !checked.is_empty());
+    let counted = !checked.is_empty() || (leaves && opts.cycle_limit.is_some());
+    let mut written = liveness::written(&program.blocks, env, counted);
+    if resume_entry {
+        // Restored state is not the launch constant.
+        written |= ALL_VARS & !bit(ICOUNT);
+    }
     // The context record holds no instruction count.
     let exit_uses = if dump { ALL_VARS & !bit(ICOUNT) } else { 0 };
     let live = liveness::live_in(
@@ -204,13 +247,16 @@ pub fn lift(
         .collect();
     // An entry block nothing jumps back to runs right in the prologue block
     // (one IR block less for every lane).
-    let inline_entry = program.blocks.contains_key(&entry)
+    let inline_entry = !resume_entry
+        && program.blocks.contains_key(&entry)
         && !program.blocks.values().any(|b| {
             dests(b, &program.blocks, &resolved)
                 .iter()
                 .any(|d| *d == Dest::Block(entry) || *d == Dest::Hub)
         });
-    em.merged = merge::merged_blocks(&program.blocks, entry, &resolved, &em.checked);
+    if !resume_entry {
+        em.merged = merge::merged_blocks(&program.blocks, entry, &resolved, &em.checked);
+    }
     for &pc in program.blocks.keys() {
         if em.merged.contains(&pc) {
             continue;
@@ -228,7 +274,9 @@ pub fn lift(
         em.blocks.insert(pc, (b, vars));
     }
     em.prologue();
-    if !inline_entry {
+    if resume_entry {
+        em.resume_entry();
+    } else if !inline_entry {
         let call = em.dest_call(entry);
         em.k.set_terminator(prologue, Terminator::Jump(call));
     }
@@ -258,6 +306,8 @@ pub fn lift(
         entry,
         guest_blocks: program.blocks.len(),
         shape: opts.shape,
+        roots: lift_roots,
+        resume: opts.resume,
     })
 }
 
@@ -307,7 +357,7 @@ fn emit_body(
     for &(pc, word, ref instr) in &gb.instrs {
         em.pc = Some(pc);
         em.word = Some(word);
-        if instr.ends_block() {
+        if discover::ends_block(instr, em.opts.resume.is_some()) {
             return terminate(em, gb, pc, instr, all);
         }
         emit_instr(em, instr);
@@ -353,10 +403,24 @@ fn terminate(
             rs2,
             offset,
         } => {
-            let c = em.branch_cond(cond, rs1, rs2);
-            let taken = em.dest_call(pc.wrapping_add_signed(offset));
-            let fall = em.dest_call(next);
-            em.end(End::Branch(c, taken, fall));
+            let target = pc.wrapping_add_signed(offset);
+            match discover::branch_outcome(instr) {
+                // Only the side a lane can take was discovered.
+                Some(true) => {
+                    let taken = em.dest_call(target);
+                    em.end(End::Jump(taken));
+                }
+                Some(false) => {
+                    let fall = em.dest_call(next);
+                    em.end(End::Jump(fall));
+                }
+                None => {
+                    let c = em.branch_cond(cond, rs1, rs2);
+                    let taken = em.dest_call(target);
+                    let fall = em.dest_call(next);
+                    em.end(End::Branch(c, taken, fall));
+                }
+            }
         }
         Instr::Jal { rd, offset } => {
             let link = em.c32(next);
@@ -402,6 +466,12 @@ fn terminate(
             }
         }
         Instr::Ebreak => em.exit_here(),
+        // Only with resumable exits (else fence.i does not end a block): the
+        // lane leaves, and runs on from the code as it is in memory then.
+        Instr::FenceI => {
+            let leave = em.resume_call(next, resume::STATUS_FENCE_I);
+            em.end(End::Jump(leave));
+        }
         _ => em.trap_here(TrapCause::Ecall),
     }
     None
@@ -431,7 +501,9 @@ fn emit_instr(em: &mut Emitter<'_>, instr: &Instr) {
         } => em.store_x(kind, rs1, rs2, offset),
         Instr::OpImm { op, rd, rs1, imm } => em.op_imm(op, rd, rs1, imm),
         Instr::Op { op, rd, rs1, rs2 } => em.op(op, rd, rs1, rs2),
-        // Serial model: fences order nothing; code is re-checked per dispatch.
+        // Serial model: fences order nothing. Without resumable exits code is
+        // re-checked per dispatch only, so fence.i is a no-op too; with them it
+        // ends its block (see `terminate`).
         Instr::Fence { .. } | Instr::FenceTso | Instr::FenceI => {}
         Instr::Csr { op, rd, csr, src } => {
             let writes = instr.csr_access().is_some_and(|a| a.writes);
