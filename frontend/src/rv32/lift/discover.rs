@@ -114,39 +114,46 @@ pub fn discover(
 ) -> Result<Program, LiftError> {
     let mut slots: BTreeMap<u32, Slot> = BTreeMap::new();
     let mut leaders: BTreeSet<u32> = BTreeSet::new();
-    let mut work: Vec<u32> = Vec::new();
+    // The roots are walked before anything else (and always: a lazy
+    // discovery must reach the pcs lanes wait at); then the successors.
+    let mut root_queue: Vec<u32> = Vec::new();
     for &r in roots {
         if r.is_multiple_of(4) && leaders.insert(r) {
-            work.push(r);
+            root_queue.push(r);
         }
     }
-    // A stack: the first root on top.
-    work.reverse();
-    let root_count = work.len();
-    let mut walked = 0usize;
+    root_queue.reverse();
+    let mut work: Vec<u32> = Vec::new();
     let mut succ = Vec::new();
-    while let Some(start) = work.pop() {
-        walked += 1;
-        // Lazy: past the budget, no new blocks (the roots always get theirs).
-        if resumable && slots.len() >= max_instructions && walked > root_count {
-            if !slots.contains_key(&start) {
-                leaders.remove(&start);
+    loop {
+        let start = match root_queue.pop() {
+            Some(r) => r,
+            None => {
+                let Some(w) = work.pop() else { break };
+                // Lazy: past the budget, no new blocks.
+                if resumable && slots.len() >= max_instructions {
+                    if !slots.contains_key(&w) {
+                        leaders.remove(&w);
+                    }
+                    continue;
+                }
+                w
             }
-            continue;
-        }
+        };
         let mut pc = start;
         let mut consts = ConstTracker::default();
         loop {
             if pc != start && slots.contains_key(&pc) {
                 break;
             }
-            // One block may run past the lazy budget, never past twice it.
-            let cap = if resumable {
-                max_instructions.saturating_mul(2)
-            } else {
-                max_instructions
-            };
-            if slots.len() >= cap {
+            // Lazy: the roots' blocks may take the budget twice over (they
+            // are what lanes run), never more.
+            if resumable && slots.len() >= max_instructions.saturating_mul(2) {
+                return Err(LiftError::RunsTooMuch {
+                    limit: max_instructions.saturating_mul(2),
+                });
+            }
+            if !resumable && slots.len() >= max_instructions {
                 return Err(LiftError::TooLarge {
                     limit: max_instructions,
                 });

@@ -108,6 +108,10 @@ pub enum LiftError {
     MisalignedEntry(u32),
     #[error("more than {limit} instructions reachable")]
     TooLarge { limit: usize },
+    /// Lazy discovery (resumable exits): the blocks at the pcs lanes wait at
+    /// alone need more than `limit` instructions.
+    #[error("more than {limit} instructions to lift for the code the lanes run")]
+    RunsTooMuch { limit: usize },
 }
 
 /// A lifted kernel and what is needed to interpret its faults.
