@@ -93,6 +93,13 @@ pub struct LaunchReport {
 /// Resume kernels kept per device (distinct root sets of recent launches).
 const RESUME_CACHE: usize = 4;
 
+/// The first round of a launch: its kernel, dispatch and start time.
+struct Round {
+    kernel: LiftedKernel,
+    dispatch: Dispatch,
+    start: Instant,
+}
+
 /// Context capture is skipped for dispatches whose records would exceed this.
 pub const MAX_CONTEXT_BYTES: u64 = 256 << 20;
 
@@ -243,6 +250,8 @@ impl GpgpuDevice {
             workgroup_size: r.block,
         };
         let entry = r.kernel_addr[0];
+        // The dispatch time budget covers all rounds together.
+        let start = Instant::now();
         let state_len = lanes * STATE_BYTES;
         let resumable = state_len <= MAX_RESUME_BYTES
             && self.vram.alloc_at(RESUME_BASE, state_len.max(1)).is_ok();
@@ -271,7 +280,12 @@ impl GpgpuDevice {
                 d.budget = self.budget.clone();
                 report.fault = self.run_lifted(&first, &d, &mut report);
                 if resumable {
-                    self.resume_rounds(entry, shape, &mut roots, first, d, &mut report);
+                    let first = Round {
+                        kernel: first,
+                        dispatch: d,
+                        start,
+                    };
+                    self.resume_rounds(entry, shape, &mut roots, first, &mut report);
                 }
             }
             Err(e) => report.fault = Some(Self::lift_fault(&e, entry)),
@@ -297,16 +311,18 @@ impl GpgpuDevice {
         entry: u32,
         shape: DispatchShape,
         roots: &mut Vec<u32>,
-        first: LiftedKernel,
-        mut d: Dispatch,
+        first: Round,
         report: &mut LaunchReport,
     ) {
         let threads: u64 = shape.workgroup_size.iter().map(|&b| u64::from(b)).product();
         let state_len = report.lanes * STATE_BYTES;
-        let start = Instant::now();
+        let Round {
+            kernel: mut last,
+            dispatch: mut d,
+            start,
+        } = first;
         let time_limit = d.budget.time_limit;
         let first_roots = roots.len();
-        let mut last = first;
         loop {
             let Ok(records) = self.vram.read_bytes(RESUME_BASE, state_len as usize) else {
                 return;

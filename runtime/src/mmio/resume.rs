@@ -41,6 +41,8 @@ pub const MAX_RESUME_BYTES: u64 = 256 << 20;
 /// jumping to new code faults instead of lifting without end.
 pub const MAX_ROOTS: usize = 1 << 14;
 
+const JALR_OPCODE: u32 = 0x67;
+
 /// A waiting lane the next round resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Waiting {
@@ -102,11 +104,16 @@ pub fn plan(
         if limit_block.is_some_and(|b| lane / threads_per_block.max(1) > b) {
             continue;
         }
+        // A jalr names its target; a direct jump or branch past the lazy
+        // discovery (and a fence.i on the last word) goes on as in-line code
+        // would: the lift traps at the target (fetch fault at that pc).
+        let from_jalr = lifted
+            .trap(s.site)
+            .and_then(|t| t.word)
+            .is_some_and(|w| w & 0x7f == JALR_OPCODE);
         let bad = match s.status {
             _ if !s.pc.is_multiple_of(4) => Some(TrapCause::MisalignedTarget { target: s.pc }),
-            // A fence.i on the last word falls through out of code memory:
-            // the lift traps there (fetch fault at that pc), as in-line code.
-            STATUS_JUMP if fetch(s.pc).is_none() => {
+            STATUS_JUMP if from_jalr && fetch(s.pc).is_none() => {
                 Some(TrapCause::JumpOutsideCode { target: s.pc })
             }
             STATUS_JUMP | STATUS_FENCE_I => None,

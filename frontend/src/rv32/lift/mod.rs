@@ -12,9 +12,13 @@
 //! - Memory: guest address = VRAM offset = global address (zero-extended); the
 //!   ID window at 0x8000_0000 reads the lane's IDs (see [`mem`]).
 //! - Computed `jalr` targets go through one hub block that binary-searches the
-//!   known block starts; any other target traps naming the jalr. A target the
-//!   range analysis decides (e.g. a base register still at its launch value 0)
-//!   is discovered as code too, so `jalr ra, 0(t0)` with t0 = 0 runs address 0.
+//!   known block starts; any other target traps naming the jalr, or with
+//!   [`LiftConfig::resume`] leaves the lane resumably for the runtime to lift
+//!   there ([`resume`]; `fence.i` then leaves too). A target the range
+//!   analysis decides (e.g. a base register still at its launch value 0) is
+//!   discovered as code too, so `jalr ra, 0(t0)` with t0 = 0 runs address 0.
+//! - Discovery reads only what a lane can reach (module `discover`); with
+//!   resumable exits it is lazy (bounded per lift, not per program).
 //! - Faults: `Trap { code }` where `code` indexes [`LiftedKernel::traps`]
 //!   (illegal word, fetch outside code memory, misaligned/unknown target, ecall,
 //!   invalid frm at a `dyn` instruction, cycle limit). Memory faults are the IR's.
