@@ -239,3 +239,60 @@ fn discovery_past_its_budget_leaves_lanes_or_refuses_without_resume() {
         "more than 32 instructions to lift for the code the lanes run"
     );
 }
+
+/// Kernels whose lanes cannot leave (every jump known) lift to the same IR
+/// with resumable exits as without: no cost where nothing is dynamic. The
+/// lift snapshot inputs and the gcc-built kernels (call/ret through `ra`).
+#[test]
+fn kernels_that_cannot_leave_lift_unchanged() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut images: Vec<(String, Vec<u32>)> = Vec::new();
+    for name in ["saxpy", "collatz"] {
+        let path = root.join(format!("tests/lift/in/{name}.rv32"));
+        let src = std::fs::read_to_string(&path).expect("snapshot input");
+        let words = src
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .map(|w| u32::from_str_radix(w, 16).expect("hex word"))
+            .collect();
+        images.push((format!("{name}.rv32"), words));
+        let bin = root.join(format!("../tests/rv32/kernels/{name}.bin"));
+        let bytes = std::fs::read(&bin).expect("kernel image");
+        let words = bytes
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                u32::from_le_bytes(w)
+            })
+            .collect();
+        images.push((format!("{name}.bin"), words));
+    }
+    for (name, words) in images {
+        let fetch = |pc: u32| words.get((pc / 4) as usize).copied();
+        let shape = Some(lift::DispatchShape {
+            num_workgroups: [64, 1, 1],
+            workgroup_size: [256, 1, 1],
+        });
+        let plain = LiftConfig {
+            shape,
+            ..LiftConfig::default()
+        };
+        let with = LiftConfig {
+            resume: Some(ResumeConfig {
+                base: STATE,
+                entry: false,
+            }),
+            ..plain.clone()
+        };
+        let a = lift::lift(&fetch, 0, &plain).expect("lift");
+        let b = lift::lift(&fetch, 0, &with).expect("lift");
+        assert!(!b.leaves, "{name}");
+        assert_eq!(
+            wavejit_ir::text::print(&a.kernel),
+            wavejit_ir::text::print(&b.kernel),
+            "{name}"
+        );
+    }
+}

@@ -253,22 +253,36 @@ impl GpgpuDevice {
         // The dispatch time budget covers all rounds together.
         let start = Instant::now();
         let state_len = lanes * STATE_BYTES;
-        let resumable = state_len <= MAX_RESUME_BYTES
-            && self.vram.alloc_at(RESUME_BASE, state_len.max(1)).is_ok();
-        let resume = resumable.then_some(ResumeConfig {
+        let fits = state_len <= MAX_RESUME_BYTES;
+        let resume = fits.then_some(ResumeConfig {
             base: RESUME_BASE,
             entry: false,
         });
         // Targets earlier launches of this code left to: lifted up front.
         let mut roots: Vec<u32> = match &self.learned {
-            Some((e, roots)) if *e == entry && resumable => roots.clone(),
+            Some((e, roots)) if *e == entry && fits => roots.clone(),
             _ => Vec::new(),
         };
         let ctx_len = lanes * LANE_BYTES;
         let ctx = self.cfg.capture_context
             && ctx_len <= MAX_CONTEXT_BYTES
             && self.vram.alloc_at(CONTEXT_BASE, ctx_len.max(1)).is_ok();
-        match self.lifted(entry, shape, &roots, resume) {
+        // The state area only for a kernel whose lanes can leave; without it
+        // the kernel is lifted without resumable exits.
+        let mut resumable = false;
+        let first = match self.lifted(entry, shape, &roots, resume) {
+            Ok(k) if k.leaves => {
+                resumable = self.vram.alloc_at(RESUME_BASE, state_len.max(1)).is_ok();
+                if resumable {
+                    Ok(k)
+                } else {
+                    roots.clear();
+                    self.lifted(entry, shape, &roots, None)
+                }
+            }
+            other => other,
+        };
+        match first {
             Ok(first) => {
                 report.guest_blocks = first.guest_blocks;
                 let mut d = Dispatch::new(r.grid, r.block);

@@ -75,6 +75,8 @@ pub struct Emitter<'a> {
     pub jalr: JalrTargets,
     /// Guest blocks emitted inside their predecessor's IR block.
     pub merged: BTreeSet<u32>,
+    /// Lanes may leave resumably (the prologue then addresses their record).
+    pub leaves: bool,
 }
 
 /// How a guest block ends, before the cycle-limit check is folded in.
@@ -107,6 +109,7 @@ impl<'a> Emitter<'a> {
             count_live: BTreeSet::new(),
             jalr: JalrTargets::new(),
             merged: BTreeSet::new(),
+            leaves: false,
         }
     }
 
@@ -240,7 +243,7 @@ impl<'a> Emitter<'a> {
             let (b, vars) = (*b, vars.clone());
             return self.call_vars(b, &vars);
         }
-        if target.is_multiple_of(4) && self.opts.resume.is_some() {
+        if target.is_multiple_of(4) && self.leaves {
             // Not discovered (past the discovery budget): the lane leaves and
             // the runtime lifts from there.
             return self.resume_call(target, super::resume::STATUS_JUMP);
@@ -277,9 +280,10 @@ impl<'a> Emitter<'a> {
         };
         // With resumable exits the argument is the trap code itself (the
         // record names the jalr by it); otherwise the index of the site.
-        let site = match self.opts.resume {
-            Some(_) => self.c32(code),
-            None => self.c32(hub.sites.len() as u32),
+        let site = if self.leaves {
+            self.c32(code)
+        } else {
+            self.c32(hub.sites.len() as u32)
         };
         hub.sites.push(code);
         let mut call = self.call_vars(hub.block, &hub.vars);
@@ -355,7 +359,7 @@ impl<'a> Emitter<'a> {
         let n = hub.vars.len();
         let (target, site) = (params[n], params[n + 1]);
         let bad = self.new_block();
-        let bad_call = if self.opts.resume.is_some() {
+        let bad_call = if self.leaves {
             // Unknown targets leave the lane resumably (the runtime decides
             // whether the target is code); the hub's values dominate `bad`.
             self.cur = bad;
@@ -461,7 +465,7 @@ impl<'a> Emitter<'a> {
         let hartid = self.bin(IBinOp::Or, hi, local);
         // Linear lane index (block_linear * threads_per_block + local), in
         // i64: the per-lane records are indexed by it.
-        let records = self.opts.context_base.is_some() || self.opts.resume.is_some();
+        let records = self.opts.context_base.is_some() || self.leaves;
         let lane = records.then(|| {
             let sizes: Vec<Value> = (0..3)
                 .map(|d| self.builtin(Builtin::WorkgroupSize(d)))
@@ -488,6 +492,7 @@ impl<'a> Emitter<'a> {
         let state = self
             .opts
             .resume
+            .filter(|_| self.leaves)
             .and_then(|r| record(self, r.base, super::resume::STATE_BYTES));
         self.pro = Some(Prologue {
             zero_i32,

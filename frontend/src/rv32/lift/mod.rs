@@ -135,6 +135,9 @@ pub struct LiftedKernel {
     pub roots: Vec<u32>,
     /// How lanes leave and enter ([`LiftConfig::resume`]).
     pub resume: Option<ResumeConfig>,
+    /// Lanes may leave resumably (else the kernel is the one a lift without
+    /// [`LiftConfig::resume`] gives, and never touches the state area).
+    pub leaves: bool,
 }
 
 impl LiftedKernel {
@@ -194,22 +197,6 @@ pub fn lift(
         }
         roots.extend(missed);
     };
-    let dump = opts.context_base.is_some();
-    let mut env = liveness::fp_env(&program.blocks, dump);
-    // Can a lane leave resumably? Then its whole state must be exact there.
-    let leaves = resume_entry
-        || resumable
-            && program.blocks.values().any(|b| {
-                dests(b, &program.blocks, &none)
-                    .iter()
-                    .any(|d| matches!(d, Dest::Hub | Dest::Resume))
-            });
-    if leaves {
-        env.track_flags = true;
-    }
-    if resume_entry {
-        env.dynamic_frm = true;
-    }
     let (resolved, ranges_in) = if resume_entry {
         // Ranges and decided targets hold for paths from the launch state
         // only; a resumed lane enters anywhere with any state.
@@ -219,6 +206,23 @@ pub fn lift(
         let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
         (resolved, ranges_in)
     };
+    // Can a lane leave resumably? Then its whole state must be exact there
+    // (a kernel whose lanes cannot leave is lifted as without resume).
+    let leaves = resume_entry
+        || resumable
+            && program.blocks.values().any(|b| {
+                dests(b, &program.blocks, &resolved)
+                    .iter()
+                    .any(|d| matches!(d, Dest::Hub | Dest::Resume))
+            });
+    let dump = opts.context_base.is_some();
+    let mut env = liveness::fp_env(&program.blocks, dump);
+    if leaves {
+        env.track_flags = true;
+    }
+    if resume_entry {
+        env.dynamic_frm = true;
+    }
     let checked = match opts.cycle_limit {
         Some(_) if resume_entry => program.blocks.keys().copied().collect(),
         Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit, &resolved),
@@ -245,6 +249,7 @@ pub fn lift(
     let prologue = kernel.add_block();
     let mut em = Emitter::new(kernel, prologue, env, opts);
     em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
+    em.leaves = leaves;
     em.ranges_in = ranges_in;
     em.jalr = resolved.clone();
     em.checked = checked;
@@ -316,6 +321,7 @@ pub fn lift(
         shape: opts.shape,
         roots: lift_roots,
         resume: opts.resume,
+        leaves,
     })
 }
 
