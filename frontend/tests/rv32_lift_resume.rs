@@ -296,3 +296,19 @@ fn kernels_that_cannot_leave_lift_unchanged() {
         );
     }
 }
+
+/// A `jalr` whose target a block-local constant decides but which is no
+/// instruction start traps at the jalr naming the target, with or without
+/// resumable exits (the runtime could not lift there either).
+#[test]
+fn constant_misaligned_jalr_target_traps_at_the_jalr() {
+    // li t0, 0x12 ; jalr zero, 0(t0) ; ebreak
+    let code = [addi(5, 0, 0x12), jalr(0, 5, 0), EBREAK];
+    for opts in [LiftConfig::default(), resumable(false, vec![])] {
+        let o = run_with(&code, &[], [1, 1, 1], [2, 1, 1], opts);
+        let t = o.trap().expect("trap");
+        assert_eq!(t.cause, TrapCause::MisalignedTarget { target: 0x12 });
+        assert_eq!(t.pc, Some(4));
+        assert!(!o.lifted.leaves);
+    }
+}

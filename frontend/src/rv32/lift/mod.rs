@@ -466,9 +466,12 @@ fn terminate(
             }
             let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
             let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
+            // A constant target without a block (misaligned, or past a lazy
+            // discovery) traps or leaves right here, as `dests` says: the
+            // hub would know no block there either.
             let go = match static_jalr_target(gb) {
-                Some(t) if all.contains_key(&t) => em.dest_call(t),
-                _ => em.hub_call(target),
+                Some(t) => em.dest_call(t),
+                None => em.hub_call(target),
             };
             if ret {
                 let zero = em.c32(0);
