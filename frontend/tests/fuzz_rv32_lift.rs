@@ -4,7 +4,8 @@
 //! never panics; lifting gives a kernel or an error; a lifted kernel passes the
 //! verifier and runs on the interpreter and the JIT under a cycle limit with
 //! the same fault, or the same memory when neither faults; every trap has a
-//! site (cause and pc).
+//! site (cause and pc). Some lifts have resumable exits (their records are
+//! compared too), some are resume kernels entered from seeded records.
 
 mod fuzz_jit;
 mod fuzz_support;
@@ -13,10 +14,13 @@ mod rv32_lift_common;
 use fuzz_jit::{compiled, jit};
 use fuzz_support::{Rng, corpus, long_cases};
 use rv32_lift_common::{CTX_BASE, TestMem};
-use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftConfig};
+use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftConfig, ResumeConfig, STATE_BYTES};
 use wavejit_frontend::rv32::{decode, disasm};
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Dispatch, Engine, FaultKind};
+
+/// Resume records of the lifts with resumable exits (in the test VRAM).
+const STATE_AREA: u64 = 0x8_0000;
 
 /// Major opcodes: loads, float loads, fence, op-imm, auipc, stores, float
 /// stores, op, lui, fused multiply-adds, float ops, branches, jalr, jal,
@@ -160,7 +164,37 @@ fn check(rng: &mut Rng, image: &Image) -> Result<Option<bool>, String> {
     let entry = image.first().map_or(0, |&(pc, _)| pc);
     let block = rng.pick(&[1u32, 4, 32]);
     let grid = rng.pick(&[1u32, 2]);
+    let lanes = (grid * block) as usize;
+    // Resumable exits; a resume kernel starts each lane from a seeded record
+    // (status 1, a pc of the program, random registers). Lane i of every
+    // workgroup gets the same record: workgroups have no order relative to
+    // each other, so their stores must not race with different values.
+    let resume = rng.chance(30).then(|| ResumeConfig {
+        base: STATE_AREA,
+        entry: rng.chance(50),
+    });
+    let mut records: Vec<u32> = Vec::new();
+    let mut roots = Vec::new();
+    if resume.is_some_and(|r| r.entry) {
+        for _ in 0..block {
+            let mut rec: Vec<u32> = (0..STATE_BYTES / 4).map(|_| rng.next() as u32).collect();
+            let pc = image
+                .get(rng.below(image.len().max(1) as u64) as usize)
+                .map_or(entry, |&(pc, _)| pc);
+            // fflags 5 bits, frm 0..7, a small count, pc, status 1.
+            rec[64] &= 0x1f;
+            rec[65] &= 7;
+            rec[66] &= 0xff;
+            rec[67] = pc;
+            rec[68] = 1;
+            roots.push(pc);
+            records.extend(rec);
+        }
+        records = records.repeat(grid as usize);
+    }
     let opts = LiftConfig {
+        resume,
+        extra_entries: roots,
         cycle_limit: Some(rng.pick(&[50, 500])),
         context_base: rng.chance(30).then_some(CTX_BASE),
         shape: rng.chance(50).then_some(DispatchShape {
@@ -169,7 +203,6 @@ fn check(rng: &mut Rng, image: &Image) -> Result<Option<bool>, String> {
         }),
         ..LiftConfig::default()
     };
-    let lanes = (grid * block) as usize;
     let mut results = Vec::new();
     let jit = jit(rng);
     let engines: [&dyn Engine; 2] = [&Interpreter, &jit];
@@ -182,6 +215,7 @@ fn check(rng: &mut Rng, image: &Image) -> Result<Option<bool>, String> {
             0x1000,
             &(0..256).map(|i| i * 0x0101_0101).collect::<Vec<u32>>(),
         );
+        mem.write_words(STATE_AREA as usize, &records);
         let lifted = match lift::lift(&|pc| mem.fetch(pc), entry, &opts) {
             Ok(l) => l,
             Err(e) => {
@@ -204,12 +238,20 @@ fn check(rng: &mut Rng, image: &Image) -> Result<Option<bool>, String> {
         {
             return Err(format!("{}: trap {code} has no site: {f}", engine.name()));
         }
-        results.push((r.err(), mem.words(0, 2048)));
+        let mut words = mem.words(0, 2048);
+        words.extend(mem.words(STATE_AREA as usize, lanes * STATE_BYTES as usize / 4));
+        results.push((r.err(), words));
     }
     compiled(&jit)?;
     match (&results[0], &results[1]) {
         ((fi, _), (fj, _)) if fi != fj => Err(format!("faults differ: interp {fi:?}, jit {fj:?}")),
-        ((None, mi), (None, mj)) if mi != mj => Err("memory differs".into()),
+        ((None, mi), (None, mj)) if mi != mj => {
+            let at = mi.iter().zip(mj).position(|(a, b)| a != b).unwrap_or(0);
+            Err(format!(
+                "memory differs at word {at}: interp {:#x}, jit {:#x} ({opts:?}, grid {grid}, block {block})",
+                mi[at], mj[at]
+            ))
+        }
         ((f, _), _) => Ok(Some(f.is_some())),
     }
 }

@@ -240,3 +240,45 @@ fn cycle_limit_0_is_unlimited() {
     assert!(!ok, "the default limit (100,000) stops it");
     assert!(out.contains("cycle limit"), "{out}");
 }
+
+#[test]
+fn gcc_switch_jump_table_runs_through_the_cli() {
+    // switch.c: out[i] = classify(i % 8, i) through a 7-case jump table; the
+    // case bodies are lifted when the lanes jump there. Lane 6: ~6; lane 7:
+    // the default case 0xdead.
+    let elf = kernels().join("switch.elf");
+    for engine in ["jit", "interp"] {
+        let (ok, out, err) = wavejit(&[
+            "rv32",
+            "run",
+            elf.to_str().unwrap_or_default(),
+            "--block",
+            "8",
+            "--dump",
+            "0x30000:32",
+            "--engine",
+            engine,
+        ]);
+        assert!(ok, "{engine}: {out}{err}");
+        assert!(
+            out.contains("00030000: 03000000 07000000 57000000 f8ffffff")
+                && out.contains("00030010: 10000000 02010000 f9ffffff adde0000"),
+            "{engine}: {out}"
+        );
+    }
+}
+
+#[test]
+fn sparse_image_runs_what_runs() {
+    // Issue 13: 300 x {beq zero, zero, +4004; 1,000 nops}; li a0, 42; ebreak.
+    let mut words = Vec::new();
+    for _ in 0..300 {
+        words.push(0x7a00_02e3); // beq zero, zero, +4004
+        words.extend(std::iter::repeat_n(0x0000_0013, 1000));
+    }
+    words.extend([0x02a0_0513, 0x0010_0073]);
+    let image = write_words("sparse.bin", &words);
+    let (ok, out, err) = wavejit(&["rv32", "run", image.to_str().unwrap_or_default(), "--regs"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("x10=0000002a"), "{out}");
+}

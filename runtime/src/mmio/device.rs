@@ -80,6 +80,11 @@ pub struct GpgpuDevice {
     pub(super) vram: AddressSpace,
     pub(super) jit: Jit,
     pub(super) cached: Option<LiftedKernel>,
+    /// Resume-dispatch kernels of recent launches (see `resume`).
+    pub(super) resume_cache: Vec<LiftedKernel>,
+    /// Entry and the pcs lanes of the last launch of it left to: the next
+    /// launch lifts them up front.
+    pub(super) learned: Option<(u32, Vec<u32>)>,
     pub(super) last_fault: Option<DeviceFault>,
     pub(super) last_report: Option<LaunchReport>,
     pub(super) dma_host: Option<Box<dyn DmaHost>>,
@@ -110,6 +115,8 @@ impl GpgpuDevice {
             vram,
             jit: Jit::default(),
             cached: None,
+            resume_cache: Vec::new(),
+            learned: None,
             last_fault: None,
             last_report: None,
             dma_host: None,
@@ -321,6 +328,8 @@ impl GpgpuDevice {
         self.soft_reset();
         self.msix_table = [0; MSIX_VECTORS * 4];
         self.cached = None;
+        self.resume_cache.clear();
+        self.learned = None;
         self.last_report = None;
         let zeros = vec![0u8; 1 << 20];
         let mut off = 0;

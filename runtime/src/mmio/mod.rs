@@ -2,7 +2,9 @@
 //! model: BAR0 control registers, BAR2 VRAM, BAR4 doorbells (unimplemented: read 0).
 //! DISPATCH lifts the RV32 kernel from VRAM (`wavejit_frontend::rv32::lift`) and
 //! runs it synchronously on the JIT (or the interpreter); faults and the cycle
-//! limit set error bits and never panic.
+//! limit set error bits and never panic. Lanes that jump to code the lift did
+//! not see, or execute `fence.i`, leave the kernel and run on in resume rounds
+//! ([`resume`]: a dynamic translator).
 //!
 //! Rust API: [`GpgpuDevice::mmio_read`] / [`GpgpuDevice::mmio_write`]; C ABI:
 //! `wj_mmio_*` in [`capi`] (header `runtime/include/wavejit_mmio.h`).
@@ -12,6 +14,7 @@ mod device;
 mod dma;
 mod launch;
 pub mod regs;
+pub mod resume;
 
 pub use device::{DeviceConfig, DeviceError, EngineChoice, GpgpuDevice};
 pub use dma::{DmaHost, VecHost};

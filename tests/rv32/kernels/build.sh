@@ -9,3 +9,10 @@ for k in saxpy collatz; do
     $CC $CFLAGS -T link.ld -Wl,--no-relax -Wl,--build-id=none -o "$k.elf" start.S "$k.c"
     riscv64-unknown-elf-objcopy -O binary "$k.elf" "$k.bin"
 done
+# Kernels that call functions get a per-lane stack (start_stack.S); <name>.qemu.elf
+# is the same image entered at qemu_start, for qemu-riscv32 as the oracle.
+for k in switch selfmod; do
+    $CC $CFLAGS -T link.ld -Wl,--no-relax -Wl,--build-id=none -o "$k.elf" start_stack.S "$k.c"
+    $CC $CFLAGS -T link.ld -Wl,--no-relax -Wl,--build-id=none -Wl,-e,qemu_start \
+        -o "$k.qemu.elf" start_stack.S "$k.c"
+done

@@ -31,6 +31,9 @@ pub struct Prologue {
     pub hartid: Value,
     /// Global address of the lane's context record, when dumping.
     pub ctx: Option<Value>,
+    /// Global address of the lane's resume record ([`super::resume`]), when
+    /// the lift has resumable exits.
+    pub state: Option<Value>,
 }
 
 /// The dispatch hub of computed `jalr`s.
@@ -72,6 +75,8 @@ pub struct Emitter<'a> {
     pub jalr: JalrTargets,
     /// Guest blocks emitted inside their predecessor's IR block.
     pub merged: BTreeSet<u32>,
+    /// Lanes may leave resumably (the prologue then addresses their record).
+    pub leaves: bool,
 }
 
 /// How a guest block ends, before the cycle-limit check is folded in.
@@ -104,6 +109,7 @@ impl<'a> Emitter<'a> {
             count_live: BTreeSet::new(),
             jalr: JalrTargets::new(),
             merged: BTreeSet::new(),
+            leaves: false,
         }
     }
 
@@ -237,6 +243,11 @@ impl<'a> Emitter<'a> {
             let (b, vars) = (*b, vars.clone());
             return self.call_vars(b, &vars);
         }
+        if target.is_multiple_of(4) && self.leaves {
+            // Not discovered (past the discovery budget): the lane leaves and
+            // the runtime lifts from there.
+            return self.resume_call(target, super::resume::STATUS_JUMP);
+        }
         let cause = if !target.is_multiple_of(4) {
             TrapCause::MisalignedTarget { target }
         } else {
@@ -267,7 +278,13 @@ impl<'a> Emitter<'a> {
                 }
             }
         };
-        let site = self.c32(hub.sites.len() as u32);
+        // With resumable exits the argument is the trap code itself (the
+        // record names the jalr by it); otherwise the index of the site.
+        let site = if self.leaves {
+            self.c32(code)
+        } else {
+            self.c32(hub.sites.len() as u32)
+        };
         hub.sites.push(code);
         let mut call = self.call_vars(hub.block, &hub.vars);
         call.args.push(target);
@@ -330,7 +347,8 @@ impl<'a> Emitter<'a> {
 
     /// Fills in the hub: a binary search over the known block starts (IR size
     /// linear in their number, depth logarithmic); a target that is none of them
-    /// (unknown or misaligned) traps at the jalr that computed it.
+    /// (unknown or misaligned) traps at the jalr that computed it, or with
+    /// resumable exits leaves the lane for the runtime to decide.
     pub fn finish_hub(&mut self) {
         let Some(hub) = self.hub.take() else {
             return;
@@ -340,26 +358,40 @@ impl<'a> Emitter<'a> {
         let params = self.k.blocks[hub.block].params.clone();
         let n = hub.vars.len();
         let (target, site) = (params[n], params[n + 1]);
-        // Bad targets: a table over the jalr sites names the culprit.
         let bad = self.new_block();
-        let bad_site = self.k.add_block_param(bad, Type::I32);
-        let site_traps: Vec<BlockCall> = hub
-            .sites
-            .iter()
-            .map(|&code| BlockCall::new(self.trap_block(code), &[]))
-            .collect();
-        let Some(bad_default) = site_traps.first().cloned() else {
-            return;
+        let bad_call = if self.leaves {
+            // Unknown targets leave the lane resumably (the runtime decides
+            // whether the target is code); the hub's values dominate `bad`.
+            self.cur = bad;
+            for v in 0..NVARS {
+                self.vals[v] = match hub.vars.iter().position(|&h| h == v) {
+                    Some(pos) => params[pos],
+                    None => self.launch_value(v),
+                };
+            }
+            self.hub_leave(target, site);
+            BlockCall::new(bad, &[])
+        } else {
+            // Bad targets: a table over the jalr sites names the culprit.
+            let bad_site = self.k.add_block_param(bad, Type::I32);
+            let site_traps: Vec<BlockCall> = hub
+                .sites
+                .iter()
+                .map(|&code| BlockCall::new(self.trap_block(code), &[]))
+                .collect();
+            let Some(bad_default) = site_traps.first().cloned() else {
+                return;
+            };
+            self.k.set_terminator(
+                bad,
+                Terminator::Table {
+                    index: bad_site,
+                    targets: site_traps,
+                    default: bad_default,
+                },
+            );
+            BlockCall::new(bad, &[site])
         };
-        self.k.set_terminator(
-            bad,
-            Terminator::Table {
-                index: bad_site,
-                targets: site_traps,
-                default: bad_default,
-            },
-        );
-        let bad_call = BlockCall::new(bad, &[site]);
         let leaves: Vec<(u32, BlockCall)> = self
             .blocks
             .iter()
@@ -431,7 +463,10 @@ impl<'a> Emitter<'a> {
         let local = self.builtin(Builtin::LocalIndex);
         let hi = self.bin_imm(IBinOp::Shl, linear, 13);
         let hartid = self.bin(IBinOp::Or, hi, local);
-        let ctx = self.opts.context_base.map(|base| {
+        // Linear lane index (block_linear * threads_per_block + local), in
+        // i64: the per-lane records are indexed by it.
+        let records = self.opts.context_base.is_some() || self.leaves;
+        let lane = records.then(|| {
             let sizes: Vec<Value> = (0..3)
                 .map(|d| self.builtin(Builtin::WorkgroupSize(d)))
                 .collect();
@@ -441,17 +476,30 @@ impl<'a> Emitter<'a> {
             let lin64 = self.cast(CastOp::Zext, Type::I64, linear);
             let loc64 = self.cast(CastOp::Zext, Type::I64, local);
             let lane = self.bin(IBinOp::Mul, lin64, t64);
-            let lane = self.bin(IBinOp::Add, lane, loc64);
-            let rec = self.iconst(Type::I64, super::context::LANE_BYTES);
-            let off = self.bin(IBinOp::Mul, lane, rec);
-            let b = self.iconst(Type::I64, base);
-            self.bin(IBinOp::Add, off, b)
+            self.bin(IBinOp::Add, lane, loc64)
         });
+        let record = |em: &mut Self, base: u64, bytes: u64| {
+            let lane = lane?;
+            let rec = em.iconst(Type::I64, bytes);
+            let off = em.bin(IBinOp::Mul, lane, rec);
+            let b = em.iconst(Type::I64, base);
+            Some(em.bin(IBinOp::Add, off, b))
+        };
+        let ctx = self
+            .opts
+            .context_base
+            .and_then(|base| record(self, base, super::context::LANE_BYTES));
+        let state = self
+            .opts
+            .resume
+            .filter(|_| self.leaves)
+            .and_then(|r| record(self, r.base, super::resume::STATE_BYTES));
         self.pro = Some(Prologue {
             zero_i32,
             zero_f32,
             hartid,
             ctx,
+            state,
         });
         for v in 0..NVARS {
             self.vals[v] = self.launch_value(v);

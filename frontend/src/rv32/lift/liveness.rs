@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::consts::ConstTracker;
-use super::discover::{BlockEnd, GuestBlock};
+use super::discover::{BlockEnd, GuestBlock, branch_outcome};
 use crate::rv32::{Csr, CsrOp, Instr, XReg};
 
 /// x1..x31 are variables 0..=30, f0..f31 are 31..=62.
@@ -36,6 +36,9 @@ pub enum Dest {
     Hub,
     /// The lane ends (ebreak, or `ret` with ra == 0).
     Exit,
+    /// The lane leaves resumably ([`super::resume`]): `fence.i`, or a jump to
+    /// an aligned pc the lift has no block for. Uses the whole written state.
+    Resume,
 }
 
 /// True for `jalr x0, 0(x1)`, the `ret` that ends a lane when ra == 0.
@@ -81,6 +84,15 @@ pub fn dests(
     resolved: &JalrTargets,
 ) -> Vec<Dest> {
     let mut out = Vec::new();
+    // A direct target without a block: a lane jumping there leaves (aligned
+    // targets, lazy discovery) or traps (misaligned ones).
+    let direct = |t: u32| {
+        if known.contains_key(&t) {
+            Some(Dest::Block(t))
+        } else {
+            t.is_multiple_of(4).then_some(Dest::Resume)
+        }
+    };
     match block.end {
         BlockEnd::Fallthrough(pc) => out.push(Dest::Block(pc)),
         BlockEnd::Bad { .. } => {}
@@ -91,10 +103,15 @@ pub fn dests(
             let next = pc.wrapping_add(4);
             match *instr {
                 Instr::Branch { .. } => {
-                    out.extend(instr.direct_target(*pc).map(Dest::Block));
-                    out.push(Dest::Block(next));
+                    let outcome = branch_outcome(instr);
+                    if outcome != Some(false) {
+                        out.extend(instr.direct_target(*pc).and_then(direct));
+                    }
+                    if outcome != Some(true) {
+                        out.extend(direct(next));
+                    }
                 }
-                Instr::Jal { .. } => out.extend(instr.direct_target(*pc).map(Dest::Block)),
+                Instr::Jal { .. } => out.extend(instr.direct_target(*pc).and_then(direct)),
                 Instr::Jalr { .. } if resolved.contains_key(&block.start) => {
                     out.push(match resolved[&block.start] {
                         Resolved::Block(t) => Dest::Block(t),
@@ -107,11 +124,13 @@ pub fn dests(
                     }
                     match static_jalr_target(block) {
                         Some(t) if known.contains_key(&t) => out.push(Dest::Block(t)),
-                        Some(_) => {}
+                        // Through the hub, which knows no block there.
+                        Some(t) => out.extend(direct(t)),
                         None => out.push(Dest::Hub),
                     }
                 }
                 Instr::Ebreak => out.push(Dest::Exit),
+                Instr::FenceI => out.push(Dest::Resume),
                 _ => {}
             }
         }
@@ -241,7 +260,7 @@ pub fn live_in(
             for d in ds {
                 out |= match d {
                     Dest::Block(t) => live.get(t).copied().unwrap_or(0),
-                    Dest::Hub => written,
+                    Dest::Hub | Dest::Resume => written,
                     Dest::Exit => exit_uses,
                 };
             }

@@ -12,9 +12,13 @@
 //! - Memory: guest address = VRAM offset = global address (zero-extended); the
 //!   ID window at 0x8000_0000 reads the lane's IDs (see [`mem`]).
 //! - Computed `jalr` targets go through one hub block that binary-searches the
-//!   known block starts; any other target traps naming the jalr. A target the
-//!   range analysis decides (e.g. a base register still at its launch value 0)
-//!   is discovered as code too, so `jalr ra, 0(t0)` with t0 = 0 runs address 0.
+//!   known block starts; any other target traps naming the jalr, or with
+//!   [`LiftConfig::resume`] leaves the lane resumably for the runtime to lift
+//!   there ([`resume`]; `fence.i` then leaves too). A target the range
+//!   analysis decides (e.g. a base register still at its launch value 0) is
+//!   discovered as code too, so `jalr ra, 0(t0)` with t0 = 0 runs address 0.
+//! - Discovery reads only what a lane can reach (module `discover`); with
+//!   resumable exits it is lazy (bounded per lift, not per program).
 //! - Faults: `Trap { code }` where `code` indexes [`LiftedKernel::traps`]
 //!   (illegal word, fetch outside code memory, misaligned/unknown target, ecall,
 //!   invalid frm at a `dyn` instruction, cycle limit). Memory faults are the IR's.
@@ -34,6 +38,7 @@ mod liveness;
 pub mod mem;
 mod merge;
 mod range;
+pub mod resume;
 pub mod trap;
 mod watchdog;
 
@@ -43,6 +48,7 @@ use wavejit_ir::{Kernel, Terminator};
 
 pub use context::{LANE_BYTES, LaneContext};
 pub use mem::{ID_WINDOW_BASE, ID_WINDOW_SIZE};
+pub use resume::{LaneState, ResumeConfig, STATE_BYTES};
 pub use trap::{TrapCause, TrapSite};
 
 use discover::{BlockEnd, GuestBlock};
@@ -75,6 +81,11 @@ pub struct LiftConfig {
     /// reads and mhartid then have known ranges, which can prove more loads
     /// outside the window. The lifted kernel is valid for this shape only.
     pub shape: Option<DispatchShape>,
+    /// Resumable exits ([`resume`]): unknown jump targets and `fence.i` leave
+    /// the lane for the runtime instead of trapping / doing nothing, and
+    /// discovery is lazy (`max_instructions` bounds one lift's discovery, not
+    /// the program). `None`: a static lift of everything reachable.
+    pub resume: Option<ResumeConfig>,
 }
 
 pub use wavejit_ir::DispatchShape;
@@ -89,6 +100,7 @@ impl Default for LiftConfig {
             extra_entries: Vec::new(),
             max_instructions: 1 << 18,
             shape: None,
+            resume: None,
         }
     }
 }
@@ -100,6 +112,10 @@ pub enum LiftError {
     MisalignedEntry(u32),
     #[error("more than {limit} instructions reachable")]
     TooLarge { limit: usize },
+    /// Lazy discovery (resumable exits): the blocks at the pcs lanes wait at
+    /// alone need more than `limit` instructions.
+    #[error("more than {limit} instructions to lift for the code the lanes run")]
+    RunsTooMuch { limit: usize },
 }
 
 /// A lifted kernel and what is needed to interpret its faults.
@@ -115,6 +131,13 @@ pub struct LiftedKernel {
     pub guest_blocks: usize,
     /// The dispatch shape the lift assumed ([`LiftConfig::shape`]).
     pub shape: Option<DispatchShape>,
+    /// The discovery roots: the entry, then the extra entries.
+    pub roots: Vec<u32>,
+    /// How lanes leave and enter ([`LiftConfig::resume`]).
+    pub resume: Option<ResumeConfig>,
+    /// Lanes may leave resumably (else the kernel is the one a lift without
+    /// [`LiftConfig::resume`] gives, and never touches the state area).
+    pub leaves: bool,
 }
 
 impl LiftedKernel {
@@ -151,6 +174,10 @@ pub fn lift(
     }
     let mut roots = vec![entry];
     roots.extend(opts.extra_entries.iter().copied());
+    let lift_roots = roots.clone();
+    let resumable = opts.resume.is_some();
+    // A resume dispatch enters through the hub with any state.
+    let resume_entry = opts.resume.is_some_and(|r| r.entry);
     // Ranges on the control flow with every computed jalr through the hub
     // decide some jalr targets; the ranges of that (sound, smaller) control
     // flow are the ones used. A decided target discovery did not reach is
@@ -158,7 +185,7 @@ pub fn lift(
     let shape = opts.shape.as_ref();
     let none = JalrTargets::new();
     let (program, first) = loop {
-        let program = discover::discover(fetch, &roots, opts.max_instructions)?;
+        let program = discover::discover(fetch, &roots, opts.max_instructions, resumable)?;
         let first = range::entry_ranges(&program.blocks, entry, shape, &none);
         let missed = range::undiscovered_jalr_targets(&program.blocks, &first, shape);
         let missed: Vec<u32> = missed
@@ -170,15 +197,43 @@ pub fn lift(
         }
         roots.extend(missed);
     };
+    let (resolved, ranges_in) = if resume_entry {
+        // Ranges and decided targets hold for paths from the launch state
+        // only; a resumed lane enters anywhere with any state.
+        (JalrTargets::new(), BTreeMap::new())
+    } else {
+        let resolved = range::jalr_targets(&program.blocks, &first, shape);
+        let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
+        (resolved, ranges_in)
+    };
+    // Can a lane leave resumably? Then its whole state must be exact there
+    // (a kernel whose lanes cannot leave is lifted as without resume).
+    let leaves = resume_entry
+        || resumable
+            && program.blocks.values().any(|b| {
+                dests(b, &program.blocks, &resolved)
+                    .iter()
+                    .any(|d| matches!(d, Dest::Hub | Dest::Resume))
+            });
     let dump = opts.context_base.is_some();
-    let env = liveness::fp_env(&program.blocks, dump);
-    let resolved = range::jalr_targets(&program.blocks, &first, shape);
-    let ranges_in = range::entry_ranges(&program.blocks, entry, shape, &resolved);
+    let mut env = liveness::fp_env(&program.blocks, dump);
+    if leaves {
+        env.track_flags = true;
+    }
+    if resume_entry {
+        env.dynamic_frm = true;
+    }
     let checked = match opts.cycle_limit {
+        Some(_) if resume_entry => program.blocks.keys().copied().collect(),
         Some(limit) => watchdog::checked_blocks(&program.blocks, entry, limit, &resolved),
         None => BTreeSet::new(),
     };
-    let written = liveness::written(&program.blocks, env, !checked.is_empty());
+    let counted = !checked.is_empty() || (leaves && opts.cycle_limit.is_some());
+    let mut written = liveness::written(&program.blocks, env, counted);
+    if resume_entry {
+        // Restored state is not the launch constant.
+        written |= ALL_VARS & !bit(ICOUNT);
+    }
     // The context record holds no instruction count.
     let exit_uses = if dump { ALL_VARS & !bit(ICOUNT) } else { 0 };
     let live = liveness::live_in(
@@ -194,6 +249,7 @@ pub fn lift(
     let prologue = kernel.add_block();
     let mut em = Emitter::new(kernel, prologue, env, opts);
     em.written_vars = (0..NVARS).filter(|&v| written & bit(v) != 0).collect();
+    em.leaves = leaves;
     em.ranges_in = ranges_in;
     em.jalr = resolved.clone();
     em.checked = checked;
@@ -204,13 +260,16 @@ pub fn lift(
         .collect();
     // An entry block nothing jumps back to runs right in the prologue block
     // (one IR block less for every lane).
-    let inline_entry = program.blocks.contains_key(&entry)
+    let inline_entry = !resume_entry
+        && program.blocks.contains_key(&entry)
         && !program.blocks.values().any(|b| {
             dests(b, &program.blocks, &resolved)
                 .iter()
                 .any(|d| *d == Dest::Block(entry) || *d == Dest::Hub)
         });
-    em.merged = merge::merged_blocks(&program.blocks, entry, &resolved, &em.checked);
+    if !resume_entry {
+        em.merged = merge::merged_blocks(&program.blocks, entry, &resolved, &em.checked);
+    }
     for &pc in program.blocks.keys() {
         if em.merged.contains(&pc) {
             continue;
@@ -228,7 +287,9 @@ pub fn lift(
         em.blocks.insert(pc, (b, vars));
     }
     em.prologue();
-    if !inline_entry {
+    if resume_entry {
+        em.resume_entry();
+    } else if !inline_entry {
         let call = em.dest_call(entry);
         em.k.set_terminator(prologue, Terminator::Jump(call));
     }
@@ -258,6 +319,9 @@ pub fn lift(
         entry,
         guest_blocks: program.blocks.len(),
         shape: opts.shape,
+        roots: lift_roots,
+        resume: opts.resume,
+        leaves,
     })
 }
 
@@ -307,7 +371,7 @@ fn emit_body(
     for &(pc, word, ref instr) in &gb.instrs {
         em.pc = Some(pc);
         em.word = Some(word);
-        if instr.ends_block() {
+        if discover::ends_block(instr, em.opts.resume.is_some()) {
             return terminate(em, gb, pc, instr, all);
         }
         emit_instr(em, instr);
@@ -353,10 +417,24 @@ fn terminate(
             rs2,
             offset,
         } => {
-            let c = em.branch_cond(cond, rs1, rs2);
-            let taken = em.dest_call(pc.wrapping_add_signed(offset));
-            let fall = em.dest_call(next);
-            em.end(End::Branch(c, taken, fall));
+            let target = pc.wrapping_add_signed(offset);
+            match discover::branch_outcome(instr) {
+                // Only the side a lane can take was discovered.
+                Some(true) => {
+                    let taken = em.dest_call(target);
+                    em.end(End::Jump(taken));
+                }
+                Some(false) => {
+                    let fall = em.dest_call(next);
+                    em.end(End::Jump(fall));
+                }
+                None => {
+                    let c = em.branch_cond(cond, rs1, rs2);
+                    let taken = em.dest_call(target);
+                    let fall = em.dest_call(next);
+                    em.end(End::Branch(c, taken, fall));
+                }
+            }
         }
         Instr::Jal { rd, offset } => {
             let link = em.c32(next);
@@ -388,9 +466,12 @@ fn terminate(
             }
             let sum = em.bin_imm(wavejit_ir::IBinOp::Add, base, offset as u32);
             let target = em.bin_imm(wavejit_ir::IBinOp::And, sum, !1);
+            // A constant target without a block (misaligned, or past a lazy
+            // discovery) traps or leaves right here, as `dests` says: the
+            // hub would know no block there either.
             let go = match static_jalr_target(gb) {
-                Some(t) if all.contains_key(&t) => em.dest_call(t),
-                _ => em.hub_call(target),
+                Some(t) => em.dest_call(t),
+                None => em.hub_call(target),
             };
             if ret {
                 let zero = em.c32(0);
@@ -402,6 +483,12 @@ fn terminate(
             }
         }
         Instr::Ebreak => em.exit_here(),
+        // Only with resumable exits (else fence.i does not end a block): the
+        // lane leaves, and runs on from the code as it is in memory then.
+        Instr::FenceI => {
+            let leave = em.resume_call(next, resume::STATUS_FENCE_I);
+            em.end(End::Jump(leave));
+        }
         _ => em.trap_here(TrapCause::Ecall),
     }
     None
@@ -431,7 +518,9 @@ fn emit_instr(em: &mut Emitter<'_>, instr: &Instr) {
         } => em.store_x(kind, rs1, rs2, offset),
         Instr::OpImm { op, rd, rs1, imm } => em.op_imm(op, rd, rs1, imm),
         Instr::Op { op, rd, rs1, rs2 } => em.op(op, rd, rs1, rs2),
-        // Serial model: fences order nothing; code is re-checked per dispatch.
+        // Serial model: fences order nothing. Without resumable exits code is
+        // re-checked per dispatch only, so fence.i is a no-op too; with them it
+        // ends its block (see `terminate`).
         Instr::Fence { .. } | Instr::FenceTso | Instr::FenceI => {}
         Instr::Csr { op, rd, csr, src } => {
             let writes = instr.csr_access().is_some_and(|a| a.writes);

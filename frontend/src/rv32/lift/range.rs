@@ -425,7 +425,7 @@ pub fn entry_ranges(
                         targets.extend(blocks.keys().map(|&t| (t, h.clone())));
                     }
                 }
-                Dest::Exit => {}
+                Dest::Exit | Dest::Resume => {}
             }
         }
         for (t, incoming) in targets {

@@ -17,6 +17,9 @@ pub enum TrapCause {
     /// A `jalr` at `pc` computed a target that is not a known instruction start
     /// (or not aligned).
     UnknownJumpTarget,
+    /// A jump at `pc` goes to `target`, outside the code memory (found by the
+    /// runtime when a lane left to a target the translation did not know).
+    JumpOutsideCode { target: u32 },
     /// `ecall` at `pc` (the device defines no environment calls).
     Ecall,
     /// A `dyn`-rounding instruction at `pc` ran while `fcsr.frm` held 5, 6 or 7.
@@ -35,6 +38,9 @@ impl fmt::Display for TrapCause {
             }
             TrapCause::UnknownJumpTarget => {
                 f.write_str("jalr to a target that is not a known instruction start")
+            }
+            TrapCause::JumpOutsideCode { target } => {
+                write!(f, "jump to {target:#010x}, outside code memory")
             }
             TrapCause::Ecall => f.write_str("ecall (not defined by the device)"),
             TrapCause::InvalidFrm => f.write_str("dynamic rounding with invalid frm (5..7)"),

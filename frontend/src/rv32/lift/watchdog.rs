@@ -29,7 +29,7 @@ pub fn checked_blocks(
                     .filter_map(|d| match d {
                         Dest::Block(t) => blocks.contains_key(&t).then_some(Some(t)),
                         Dest::Hub => Some(None),
-                        Dest::Exit => None,
+                        Dest::Exit | Dest::Resume => None,
                     })
                     .collect()
             }),
