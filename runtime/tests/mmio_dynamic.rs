@@ -465,3 +465,18 @@ fn patched_instruction_runs_after_fence_i_and_not_before() {
         assert_eq!(words(&d, 0x700, 1), vec![2], "next launch");
     }
 }
+
+/// Issue 14 item 10: `jalr ra, 0(t0)` with t0 = 0 reaches code at address 0
+/// that no static walk from the entry (0x100) sees; the device runs it
+/// (`li a0, 42; sw a0, 0x700(zero); ebreak`) instead of faulting with "not a
+/// known instruction start".
+#[test]
+fn jalr_to_address_0_runs_the_code_there() {
+    for engine in ENGINES {
+        let mut d = device(engine, Some(100_000));
+        load_words(&d, 0, &[addi(10, 0, 42), sw(10, 0, 0x700), EBREAK]);
+        load_words(&d, 0x100, &[addi(5, 0, 0), jalr(1, 5, 0)]);
+        assert_eq!(launch(&mut d, 0x100, 1, 1), 0, "{:?}", d.last_fault());
+        assert_eq!(words(&d, 0x700, 1), vec![42], "{engine:?}");
+    }
+}
