@@ -174,21 +174,32 @@ fn rv32_raw_image_reads_its_argument_block() {
     assert_eq!(got, input.iter().map(|v| v * 3 + 7).collect::<Vec<u32>>());
 }
 
+/// tests/rv32/kernels/saxpy.c reads its buffers' addresses from the argument
+/// block at 0xF000 (x, y, out), so they go anywhere: 65,536 lanes over
+/// 256 KiB buffers (past what 64 KiB apart allowed); a = 2.5 in .rodata.
 #[test]
-fn rv32_elf_with_fixed_addresses() {
+fn rv32_elf_reads_its_buffers_from_the_argument_block() {
     let dev = Device::new();
-    let k = dev.load(Isa::Rv32, &rv32_kernel("saxpy.elf")).unwrap();
-    // saxpy.c: X at 0x10000, Y at 0x20000, OUT at 0x30000; a = 2.5 in .rodata.
-    let x = dev.alloc_at(0x10000, 16).unwrap();
-    let y = dev.alloc_at(0x20000, 16).unwrap();
-    let out = dev.alloc_at(0x30000, 16).unwrap();
-    dev.write(&x, &[1.0f32, 2.0, 3.0, -4.0]).unwrap();
-    dev.write(&y, &[0.5f32; 4]).unwrap();
-    dev.launch(&k, &Launch::new(1, 4)).unwrap();
-    assert_eq!(dev.read::<f32>(&out).unwrap(), [3.0, 5.5, 8.0, -9.5]);
+    let opts = Rv32Options {
+        args_at: Some(0xF000),
+        ..Rv32Options::default()
+    };
+    let k = dev.load_rv32(&rv32_kernel("saxpy.elf"), &opts).unwrap();
+    let n = 65_536u32;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let (x, y) = (dev.upload(&xs).unwrap(), dev.upload(&ys).unwrap());
+    let out = dev.alloc(4 * u64::from(n)).unwrap();
+    let launch = Launch::new(n / 256, 256).buffer(&x).buffer(&y).buffer(&out);
+    dev.launch(&k, &launch).unwrap();
+    let got = dev.read::<f32>(&out).unwrap();
+    // 2.5 i + i % 7 is exact in f32 here, fused or not.
+    let want: Vec<f32> = (0..n).map(|i| 2.5 * i as f32 + (i % 7) as f32).collect();
+    assert_eq!(got, want);
+    assert_eq!(got[40_000], 100_002.0);
     // Unloading frees the image: loading it again places it again.
     dev.unload(k).unwrap();
-    dev.load(Isa::Rv32, &rv32_kernel("saxpy.elf")).unwrap();
+    dev.load_rv32(&rv32_kernel("saxpy.elf"), &opts).unwrap();
 }
 
 #[test]

@@ -52,10 +52,14 @@ fn saxpy_matches_a_fused_multiply_add() {
         let n = 4 * 48;
         let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 20.0).collect();
         let y: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 0.5)).collect();
-        d.vram().write_f32s(0x10000, &x).expect("x");
-        d.vram().write_f32s(0x20000, &y).expect("y");
+        // The argument block at 0xF000 names x, y and out.
+        let args = [0x0010_0000u32, 0x0020_0000, 0x0030_0000];
+        let block: Vec<u8> = args.iter().flat_map(|a| a.to_le_bytes()).collect();
+        d.vram().write_bytes(0xF000, &block).expect("args");
+        d.vram().write_f32s(0x10_0000, &x).expect("x");
+        d.vram().write_f32s(0x20_0000, &y).expect("y");
         launch(&mut d, entry, 4, 48);
-        let got = f32s(&d, 0x30000, n);
+        let got = f32s(&d, 0x30_0000, n);
         for i in 0..n {
             let want = 2.5f32.mul_add(x[i], y[i]).to_bits();
             assert_eq!(got[i], want, "{engine:?} lane {i}");

@@ -136,7 +136,14 @@ fn bare_metal_single_lane_and_faults() {
 
 #[test]
 fn elf_kernel_runs_with_init_files() {
-    // saxpy over one block of 4 lanes: x = 1,2,3,4 ; y = 0.5 each.
+    // saxpy over one block of 4 lanes: x = 1,2,3,4 ; y = 0.5 each, at the
+    // addresses its argument block (at 0xF000) names.
+    let args = tmp("args.bin");
+    let block: Vec<u8> = [0x10000u32, 0x20000, 0x30000]
+        .iter()
+        .flat_map(|a| a.to_le_bytes())
+        .collect();
+    std::fs::write(&args, block).expect("args");
     let x = tmp("x.bin");
     let y = tmp("y.bin");
     let xs: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
@@ -153,6 +160,8 @@ fn elf_kernel_runs_with_init_files() {
         elf.to_str().unwrap_or_default(),
         "--block",
         "4",
+        "--init",
+        &format!("{}@0xf000", args.display()),
         "--init",
         &format!("{}@0x10000", x.display()),
         "--init",
