@@ -1537,7 +1537,7 @@ impl Rng {
 /// chain of float or integer ops with constants, one contiguous store, exit)
 /// as IR text.
 fn fused_kernel(r: &mut Rng) -> String {
-    let float = r.next() % 2 == 0;
+    let float = r.next().is_multiple_of(2);
     let ty = if float { "f32" } else { "i32" };
     let mut s = String::from(
         "kernel @fused shared 0 private 0 {
@@ -1563,7 +1563,7 @@ block0:
     let consts_i = ["0", "1", "7", "-1", "0x7fffffff", "13"];
     for _ in 0..1 + r.next() % 7 {
         let a = r.pick(&vals);
-        let b = if r.next() % 3 == 0 {
+        let b = if r.next().is_multiple_of(3) {
             let c = if float {
                 r.pick(&consts_f)
             } else {
@@ -1616,7 +1616,7 @@ fn fused_whole_chunk_kernels_match_the_interpreter() {
         let wave = r.pick(&[8u32, 16, 32, 64]).min(wg);
         let lanes = (groups * wg) as usize;
         let word = |r: &mut Rng, i: usize| -> u32 {
-            if r.next() % 11 == 0 {
+            if r.next().is_multiple_of(11) {
                 r.pick(&specials)
             } else {
                 (i as f32 * 0.75 - 50.0).to_bits() ^ (r.next() & 0xff)
@@ -1626,7 +1626,7 @@ fn fused_whole_chunk_kernels_match_the_interpreter() {
             .flat_map(|i| word(&mut r, i).to_le_bytes())
             .collect();
         // A y short by a few words faults in the last workgroup.
-        let short = if r.next() % 4 == 0 {
+        let short = if r.next().is_multiple_of(4) {
             1 + r.next() as usize % 8
         } else {
             0
