@@ -264,7 +264,7 @@ fn random_body(rng: &mut Rng) -> String {
         let mode = random_mode(rng);
         let text = match rng.below(10) {
             0..=4 => {
-                let op = ["fadd", "fsub", "fmul"][rng.below(3) as usize];
+                let op = ["fadd", "fsub", "fmul", "fdiv"][rng.below(4) as usize];
                 format!("{op}.f32 {a}, {b}{mode}")
             }
             5..=7 => match rng.below(3) {

@@ -178,27 +178,32 @@ fn result_fact(
     if kernel.value_type(r) != Type::F32 {
         return None;
     }
+    // A result the mode flushes is 0 or normal (saturating after the flush
+    // keeps it so; which zero a saturation gives is not assumed).
+    let flushed = mode_of(&data.kind)
+        .filter(|m| m.denorm_out != Denorm::Preserve)
+        .map(|_| Mag {
+            lo: MIN_NORMAL_EXP,
+            neg_zero: true,
+        });
     let mag = match &data.kind {
         InstKind::Const { bits, .. } => Mag::of_bits(*bits as u32),
         InstKind::Select => facts[data.args[1]].join(facts[data.args[2]]),
-        InstKind::FBinary { mode, .. } | InstKind::Fma { mode } => {
-            let (exact, rounds_to_zero) = exact_fact(kernel, inst, facts)?;
-            if mode.sat {
-                return None;
-            }
-            let mut m = Mag {
-                lo: exact.lo.clamp(MIN_EXP, NO_FINITE),
-                neg_zero: exact.neg_zero || rounds_to_zero,
-            };
-            if mode.denorm_out != Denorm::Preserve && exact.lo < MIN_NORMAL_EXP {
-                m = Mag {
-                    lo: MIN_NORMAL_EXP,
-                    neg_zero: true,
+        kind => match (exact_fact(kernel, inst, facts), mode_of(kind)) {
+            (Some((exact, rounds_to_zero)), Some(mode)) => {
+                let lo = exact.lo.clamp(MIN_EXP, NO_FINITE);
+                let rounded = Mag {
+                    // Saturation makes large values 1.0.
+                    lo: if mode.sat { lo.min(0) } else { lo },
+                    neg_zero: exact.neg_zero || rounds_to_zero || mode.sat,
                 };
+                match flushed {
+                    Some(f) if exact.lo < MIN_NORMAL_EXP => f,
+                    _ => rounded,
+                }
             }
-            m
-        }
-        _ => return None,
+            _ => flushed?,
+        },
     };
     Some((r, mag))
 }
@@ -399,6 +404,12 @@ fn fma_as_binary(
 }
 
 /// The float rules of an instruction that has them.
+fn mode_of(kind: &InstKind) -> Option<FloatMode> {
+    let mut kind = kind.clone();
+    mode_mut(&mut kind).copied()
+}
+
+/// The float rules of an instruction that has them, to change.
 fn mode_mut(kind: &mut InstKind) -> Option<&mut FloatMode> {
     match kind {
         InstKind::FBinary { mode, .. }
