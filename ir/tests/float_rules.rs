@@ -81,12 +81,12 @@ fn an_agx_chain_keeps_only_the_flushes_that_can_fire() {
     let inputs: Vec<(u32, u32)> = SPECIALS.iter().map(|&b| (b, b ^ 0x8000_0000)).collect();
     let (_, out) = run_both(&kernel(&inputs, body));
     let printed = shape(&out);
-    // The loaded value may be subnormal and -0: its multiply flushes its
-    // input and stays an fma, but a flushed input times 1.0001 is never
-    // tiny. x + 0.5 is 0 or at least 2^-25 and never -0, and so is its
+    // The loaded value may be subnormal and -0: its multiply stays an fma;
+    // a flushed input times 1.0001 is never tiny, and a subnormal one,
+    // flushed or not, is swamped by the + 0.5 that reads it. x + 0.5 is 0 or at least 2^-25 and never -0, and so is its
     // product with 1.0001. Two unknown operands keep every rule.
     for (line, n) in [
-        ("= fma.f32 v, v, v ftz.in\n", 1),
+        ("= fma.f32 v, v, v\n", 1),
         ("= fadd.f32 v, v\n", 1),
         ("= fmul.f32 v, v\n", 1),
         ("= fadd.f32 v, v nan=0x7fc00000\n", 1),
@@ -194,6 +194,31 @@ const CONSTANTS: [u32; 20] = [
     0x4b80_0000,
 ];
 
+/// Factors the swamped-flush rule takes (normal, below 2 in magnitude) and
+/// two it must not (2 and a subnormal).
+const SMALL: [u32; 7] = [
+    0x3f80_0347,
+    0x3f00_0000,
+    0xbfc0_0000,
+    0x0080_0000,
+    0x3fff_ffff,
+    0x4000_0000,
+    0x0000_0003,
+];
+
+/// Addends that swamp a value below 2^-124 (2^-96 and up), and two that do
+/// not (2^-97 and 2^-120).
+const LARGE: [u32; 8] = [
+    0x3f00_0000,
+    0xbf00_0000,
+    0x0f80_0000,
+    0x8f80_0000,
+    0x7f7f_ffff,
+    0x3f80_0000,
+    0x0f00_0000,
+    0x0380_0000,
+];
+
 fn random_inputs(rng: &mut Rng) -> Vec<(u32, u32)> {
     let pick = |rng: &mut Rng| match rng.below(4) {
         0 => rng.next() as u32,
@@ -262,6 +287,35 @@ fn random_body(rng: &mut Rng) -> String {
         };
         let (a, b, c) = (any(rng), any(rng), any(rng));
         let mode = random_mode(rng);
+        if rng.chance(25) {
+            // A product by a small constant read only by a sum with a large
+            // one (the flush the sum swamps), the product not reused.
+            let k = SMALL[rng.below(SMALL.len() as u64) as usize];
+            let k = fresh(&mut lines, format!("const.f32 {k:#x}"));
+            let p = if rng.chance(50) {
+                format!("fmul.f32 {a}, {k}{mode}")
+            } else {
+                let z = if rng.chance(50) { "0.0" } else { "-0.0" };
+                let z = fresh(&mut lines, format!("const.f32 {z}"));
+                format!("fma.f32 {k}, {a}, {z}{mode}")
+            };
+            let p = fresh(&mut lines, p);
+            let c = LARGE[rng.below(LARGE.len() as u64) as usize];
+            let c = fresh(&mut lines, format!("const.f32 {c:#x}"));
+            let m = random_mode(rng);
+            let u = match rng.below(4) {
+                0 => format!("fadd.f32 {p}, {c}{m}"),
+                1 => format!("fsub.f32 {c}, {p}{m}"),
+                2 => format!("fsub.f32 {p}, {c}{m}"),
+                _ => format!("fma.f32 {p}, {one}, {c}{m}"),
+            };
+            let v = fresh(&mut lines, u);
+            vals.push(v.clone());
+            let off = fresh(&mut lines, format!("const.i64 {}", 4 * stored));
+            let at = fresh(&mut lines, format!("iadd.i64 v9, {off}"));
+            lines.push_str(&format!("  store.global.f32 {at}, {v}\n"));
+            continue;
+        }
         let text = match rng.below(10) {
             0..=4 => {
                 let op = ["fadd", "fsub", "fmul", "fdiv"][rng.below(4) as usize];
@@ -299,7 +353,7 @@ fn random_float_chains_run_the_same_after_relaxing() {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(400u64);
-    let (mut inputs_relaxed, mut results_relaxed, mut fmas) = (0, 0, 0);
+    let (mut inputs_relaxed, mut results_relaxed, mut fmas, mut swamped) = (0, 0, 0, 0);
     for seed in 0..cases {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let text = kernel(&random_inputs(&mut rng), &random_body(&mut rng));
@@ -309,11 +363,12 @@ fn random_float_chains_run_the_same_after_relaxing() {
         inputs_relaxed += stats.inputs;
         results_relaxed += stats.results;
         fmas += stats.fmas;
+        swamped += stats.swamped;
         assert_same_run(&k, &out, &Dispatch::new([1, 1, 1], [LANES, 1, 1]));
     }
     // The generator must exercise every rewrite.
     assert!(
-        inputs_relaxed > 100 && results_relaxed > 100 && fmas > 50,
-        "inputs {inputs_relaxed}, results {results_relaxed}, fmas {fmas}"
+        inputs_relaxed > 100 && results_relaxed > 100 && fmas > 50 && swamped > 50,
+        "inputs {inputs_relaxed}, results {results_relaxed}, fmas {fmas}, swamped {swamped}"
     );
 }

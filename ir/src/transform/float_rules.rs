@@ -57,6 +57,9 @@ pub struct FloatRuleStats {
     pub results: usize,
     /// `fma` turned into `fadd` or `fmul`.
     pub fmas: usize,
+    /// Input flushes of products by a small constant whose result only
+    /// feeds additions of a large constant (see [`drop_swamped_flushes`]).
+    pub swamped: usize,
     pub dead: DeadCounts,
 }
 
@@ -156,6 +159,9 @@ pub fn relax_float_rules(kernel: &mut Kernel) -> Result<FloatRuleStats, VerifyEr
     for &inst in &placed {
         rewrite(kernel, inst, &facts, &mut stats);
     }
+    // Last: it changes values (inside what their readers absorb), which the
+    // facts above do not describe.
+    stats.swamped = drop_swamped_flushes(kernel, &placed);
     // The `1.0` and `+0` operands of the fmas rewritten.
     if stats.fmas > 0 {
         remove_dead(kernel, &mut stats.dead);
@@ -401,6 +407,109 @@ fn fma_as_binary(
     let (oa, ob) = (op(a), op(b));
     let never_neg_zero = (positive(oa) && !ob.mag.neg_zero) || (positive(ob) && !oa.mag.neg_zero);
     never_neg_zero.then_some((FBinOp::Mul, a, b))
+}
+
+/// Smallest exponent of a constant addend that swamps every value below
+/// `2^-124` in magnitude: `c + v` rounds to `c` when `|v| < ulp(c) / 4`
+/// (a quarter: below a power of two the spacing halves).
+const SWAMPING_EXP: i32 = -96;
+
+/// Drops the input flush of `v = a * k` (`fmul`, or `fma` with a zero
+/// addend; `k` a normal constant below 2 in magnitude) when every reader of
+/// `v` adds a constant `c` with `|c| >= 2^-96` to it (rounding to nearest,
+/// no flags): a subnormal `a` gives `|v| < 2^-125` flushed or not, and every
+/// such `v` gives the reader the result `c` (any flush the reader applies to
+/// `v` keeps it that small). Returns how many.
+fn drop_swamped_flushes(kernel: &mut Kernel, placed: &[Inst]) -> usize {
+    let mut readers: SecondaryMap<Value, Vec<Option<Inst>>> = SecondaryMap::new();
+    for block in kernel.blocks.values() {
+        for &inst in &block.insts {
+            for &a in &kernel.insts[inst].args {
+                readers[a].push(Some(inst));
+            }
+        }
+        for v in block.term.iter().flat_map(|t| t.uses()) {
+            readers[v].push(None);
+        }
+    }
+    let mut dropped = 0;
+    for &inst in placed {
+        let data = &kernel.insts[inst];
+        let (Some(mode), &[v]) = (mode_of(&data.kind), data.results.as_slice()) else {
+            continue;
+        };
+        if mode.denorm_in == Denorm::Preserve
+            || analysed_mode(kernel, inst).is_none()
+            || !small_constant_product(kernel, inst)
+            || readers[v].is_empty()
+            || !readers[v]
+                .iter()
+                .all(|r| r.is_some_and(|u| swamps(kernel, u, v)))
+        {
+            continue;
+        }
+        if let Some(mode) = mode_mut(&mut kernel.insts[inst].kind) {
+            mode.denorm_in = Denorm::Preserve;
+            dropped += 1;
+        }
+    }
+    dropped
+}
+
+/// Biased exponent field of a constant operand.
+fn const_exp(kernel: &Kernel, v: Value) -> Option<i32> {
+    const_bits(kernel, v).map(|b| ((b as u32 >> 23) & 0xff) as i32 - 127)
+}
+
+/// `a * k` or `fma(a, k, ±0)` (either factor order) with `k` a normal
+/// constant of magnitude below 2 and `a` not a constant.
+fn small_constant_product(kernel: &Kernel, inst: Inst) -> bool {
+    let data = &kernel.insts[inst];
+    let factors = match (&data.kind, data.args.as_slice()) {
+        (
+            InstKind::FBinary {
+                op: FBinOp::Mul, ..
+            },
+            &[a, b],
+        ) => [a, b],
+        (InstKind::Fma { .. }, &[a, b, c])
+            if const_bits(kernel, c).is_some_and(|z| z as u32 & !SIGN == 0) =>
+        {
+            [a, b]
+        }
+        _ => return false,
+    };
+    let small = |k: Value| const_exp(kernel, k).is_some_and(|e| (MIN_NORMAL_EXP..=0).contains(&e));
+    let varying = |a: Value| const_bits(kernel, a).is_none();
+    (small(factors[1]) && varying(factors[0])) || (small(factors[0]) && varying(factors[1]))
+}
+
+/// Whether `u` gives the same result for every `v` below `2^-124` in
+/// magnitude: `v + c`, `v - c`, `c - v` or `fma(v, 1, c)` with a finite
+/// constant `|c| >= 2^-96`, rounding to nearest, without flags.
+fn swamps(kernel: &Kernel, u: Inst, v: Value) -> bool {
+    if analysed_mode(kernel, u).is_none() {
+        return false;
+    }
+    let data = &kernel.insts[u];
+    let large = |c: Value| {
+        c != v && const_exp(kernel, c).is_some_and(|e| (SWAMPING_EXP..NO_FINITE).contains(&e))
+    };
+    let once = data.args.iter().filter(|&&a| a == v).count() == 1;
+    let one = |x: Value| const_bits(kernel, x) == Some(u64::from(ONE));
+    once && match (&data.kind, data.args.as_slice()) {
+        (
+            InstKind::FBinary {
+                op: FBinOp::Add | FBinOp::Sub,
+                ..
+            },
+            &[a, b],
+        ) => large(a) || large(b),
+        (InstKind::Fma { .. }, &[a, b, c]) => {
+            large(c) && ((a == v && one(b)) || (b == v && one(a)))
+        }
+        _ => false,
+    }
 }
 
 /// The float rules of an instruction that has them.
