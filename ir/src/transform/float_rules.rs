@@ -30,11 +30,16 @@
 //! - `fma(a, 1.0, c)` is `fadd(a, c)` (one rounding of the same exact sum,
 //!   the same first NaN operand), and `fma(a, b, +0)` is `fmul(a, b)` when
 //!   the product cannot be `-0` (the only case where adding `+0` changes a
-//!   product: it makes `-0` into `+0`).
+//!   product: it makes `-0` into `+0`);
+//! - a product by a constant below 2 whose every reader adds a constant of
+//!   at least `2^-96` to it does not flush its inputs: a subnormal factor
+//!   makes the product smaller than `2^-124` flushed or not, and the sum
+//!   rounds any such product away (`drop_swamped_flushes`).
 //!
 //! Instructions producing exception flags are left alone. Only instruction
-//! kinds and modes change, so every lane computes the same bits, enters the
-//! same blocks and performs the same memory effects.
+//! kinds and modes change; every value keeps its bits except such a swamped
+//! product, whose readers do. So every lane enters the same blocks and
+//! performs the same memory effects with the same values.
 
 use cranelift_entity::SecondaryMap;
 
@@ -58,7 +63,7 @@ pub struct FloatRuleStats {
     /// `fma` turned into `fadd` or `fmul`.
     pub fmas: usize,
     /// Input flushes of products by a small constant whose result only
-    /// feeds additions of a large constant (see [`drop_swamped_flushes`]).
+    /// feeds additions of a large constant (see `drop_swamped_flushes`).
     pub swamped: usize,
     pub dead: DeadCounts,
 }
