@@ -136,6 +136,11 @@ impl AgxWorkload {
         Ok(())
     }
 
+    /// The lifted kernel (what the JIT runs).
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
     /// The device's y buffer.
     pub fn output(&self) -> Result<Vec<u8>, BenchError> {
         self.mem

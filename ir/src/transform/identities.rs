@@ -2,7 +2,9 @@
 //! operand is a known constant (`x + 0`, `x * 1`, `x & -1`, `x << 32` on i32,
 //! `x / 1`, a zero-width bit insert ...) or the same value (`x & x`, `min(x,
 //! x)` ...), and the lifters' boolean round trip
-//! `icmp.ne (zext b), 0` (or `icmp.eq (zext b), 1`) which is `b`.
+//! `icmp.ne (zext b), 0` (or `icmp.eq (zext b), 1`) which is `b`, and
+//! their float round trip `bitcast.i32.f32 (bitcast.f32.i32 x)`, which is `x`
+//! bit for bit (lifters keep floats in integer registers).
 //!
 //! Every candidate is checked through `semantics::eval_pure` before it is
 //! used: the boolean round trip on both values of `b` (a proof), the integer
@@ -29,6 +31,16 @@ pub(crate) fn identity_operand(
         return None;
     };
     let ty = kernel.value_type(r);
+    if let (
+        InstKind::Cast {
+            op: CastOp::Bitcast,
+            ..
+        },
+        &[a],
+    ) = (&data.kind, data.args.as_slice())
+    {
+        return bitcast_round_trip(kernel, a, ty);
+    }
     if !ty.is_int() {
         return None;
     }
@@ -83,6 +95,25 @@ pub(crate) fn identity_operand(
             probe_passes(&data.kind, &tys, ty, |p| vec![p, ins_bits, o, w]).then_some(base)
         }
         (InstKind::Icmp(cc), &[z, c]) => bool_round_trip(kernel, *cc, z, known(c)?),
+        _ => None,
+    }
+}
+
+/// `x` when `a` is `bitcast x` and `x` already has the type `ty` a bitcast
+/// of `a` gives: a bitcast keeps every bit, so the two cancel.
+fn bitcast_round_trip(kernel: &Kernel, a: Value, ty: Type) -> Option<Value> {
+    let ValueDef::Result { inst, .. } = kernel.values[a].def else {
+        return None;
+    };
+    let data = &kernel.insts[inst];
+    match (&data.kind, data.args.as_slice()) {
+        (
+            InstKind::Cast {
+                op: CastOp::Bitcast,
+                ..
+            },
+            &[x],
+        ) if kernel.value_type(x) == ty => Some(x),
         _ => None,
     }
 }

@@ -51,8 +51,8 @@ pub use error::LiftError;
 pub use trap::{TrapSite, describe_fault, meaning as trap_meaning};
 
 use wavejit_ir::transform::{
-    fold_constants, merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
-    simplify_bits,
+    drop_unreachable_tail, fold_constants, merge_straight_blocks, narrow_integers, promote_private,
+    relax_canonical_nan, relax_float_rules, simplify_bits,
 };
 use wavejit_ir::{Builder, Kernel};
 
@@ -149,8 +149,14 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     // watchdog counts the merged blocks once (it counts IR blocks, which are
     // not AGX's; a runaway kernel still faults).
     let _ = merge_straight_blocks(&mut kernel);
+    // FP32 flushes of operands that cannot be subnormal (constants, flushed
+    // results, sums with a constant) and of results that cannot be tiny go.
+    let _ = relax_float_rules(&mut kernel);
     // The canonical NaN of AGX arithmetic only where a value leaves a chain.
     let _ = relax_canonical_nan(&mut kernel);
+    // The exits merging left behind the last live block: engines then see
+    // a straight-line kernel as the one block it is.
+    let _ = drop_unreachable_tail(&mut kernel);
     Ok(kernel)
 }
 

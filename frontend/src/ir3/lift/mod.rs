@@ -321,14 +321,17 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
 /// consecutive lanes), constants fold, 64-bit arithmetic whose low half is
 /// kept narrows, the integer identities of the index arithmetic go, the jump
 /// chains that leaves merge, and the canonical NaN of the arithmetic is only
-/// applied where a value leaves a chain. [MODEL] The watchdog counts the
+/// applied where a value leaves a chain, FP32 flushes that cannot fire go and
+/// so do the empty exits left after the last live block (the gang core ran
+/// a straight-line kernel with one of them after it as a many-block one,
+/// half as much code again). [MODEL] The watchdog counts the
 /// merged blocks once (it counts IR blocks, which are not ir3's; a runaway
 /// kernel still faults). Each transform verifies its input first; the kernel
 /// did.
 fn clean_up(k: &mut Kernel) {
     use wavejit_ir::transform::{
-        fold_constants, merge_straight_blocks, narrow_integers, promote_private,
-        relax_canonical_nan, simplify_bits,
+        drop_unreachable_tail, fold_constants, merge_straight_blocks, narrow_integers,
+        promote_private, relax_canonical_nan, relax_float_rules, simplify_bits,
     };
     let _ = promote_private(k);
     let _ = fold_constants(k);
@@ -337,7 +340,9 @@ fn clean_up(k: &mut Kernel) {
         let _ = fold_constants(k);
     }
     let _ = merge_straight_blocks(k);
+    let _ = relax_float_rules(k);
     let _ = relax_canonical_nan(k);
+    let _ = drop_unreachable_tail(k);
 }
 
 /// Blocks an instruction needs besides its own (created right after it in layout).
