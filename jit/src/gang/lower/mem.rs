@@ -552,10 +552,7 @@ impl GLower<'_, '_> {
             // Tested for the whole wave at the segment's start; a wave that
             // failed (a cold region cache, a range across regions) still
             // tries chunk by chunk.
-            let c = self.chunk()?.c;
-            let c = self.b.ins().uextend(types::I64, c);
-            let step = self.b.ins().ishl_imm_s(c, 2);
-            let pw = self.b.ins().iadd(hostw, step);
+            let pw = self.chunk_at(hostw)?;
             let okw = with_extra(self, okw);
             let chk = self.b.create_block();
             self.b.set_cold_block(chk);
@@ -585,10 +582,16 @@ impl GLower<'_, '_> {
                 "whole-chunk access without a wave test",
             ));
         };
+        self.chunk_at(hostw).map(Some)
+    }
+
+    /// The host address of the current chunk's first word, from the wave's
+    /// first lane's `hostw`.
+    fn chunk_at(&mut self, hostw: ir::Value) -> Result<ir::Value, JitError> {
         let c = self.chunk()?.c;
         let c = self.b.ins().uextend(types::I64, c);
         let step = self.b.ins().ishl_imm_s(c, 2);
-        Ok(Some(self.b.ins().iadd(hostw, step)))
+        Ok(self.b.ins().iadd(hostw, step))
     }
 
     /// The contiguity test of [`GLower::branch_contiguous`] for the current

@@ -1607,19 +1607,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let end = self.b.ins().icmp(CC::UnsignedGreaterThanOrEqual, c, n);
         self.b.ins().brif(end, exit, &[], work, &[]);
         self.b.switch_to_block(work);
-        self.consts.clear();
-        self.env.clear();
-        self.senv.clear();
-        self.redo = vec![None; self.g];
-        let base = self.st_load(St::Base);
-        let lane0 = self.b.ins().iadd(base, c);
-        let lane0 = self.b.ins().uextend(types::I64, lane0);
-        self.ch = Some(Chunk {
-            lane0,
-            c,
-            full: None,
-            whole: None,
-        });
+        self.start_chunk(c, None, None);
         let (mask, full) = if self.converged {
             self.converged_mask(track)?
         } else if self.g > 1 {
@@ -1658,13 +1646,36 @@ impl<'a, 'b> GLower<'a, 'b> {
         let next = self.b.ins().iadd_imm_s(c, l);
         self.b.ins().jump(head, &[next.into()]);
         self.b.switch_to_block(exit);
+        self.end_chunks();
+        Ok(())
+    }
+
+    /// The per-chunk state for chunk offset `c` of the current wave (its
+    /// values, constants and redo notes start empty).
+    fn start_chunk(&mut self, c: ir::Value, full: Option<ir::Value>, whole: Option<ir::Value>) {
+        self.consts.clear();
+        self.env.clear();
+        self.senv.clear();
+        self.redo = vec![None; self.g];
+        let base = self.st_load(St::Base);
+        let lane0 = self.b.ins().iadd(base, c);
+        let lane0 = self.b.ins().uextend(types::I64, lane0);
+        self.ch = Some(Chunk {
+            lane0,
+            c,
+            full,
+            whole,
+        });
+    }
+
+    /// After a chunk loop: no chunk's values or mask dominate what follows.
+    fn end_chunks(&mut self) {
         self.ch = None;
         self.mask_cache = None;
         self.chunk_mask = None;
         self.env.clear();
         self.senv.clear();
         self.consts.clear();
-        Ok(())
     }
 
     /// The mask of a converged wave's chunk: its lanes that exist, all of
@@ -2221,22 +2232,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         let go = self.b.ins().band(more, clean);
         self.b.ins().brif(go, body, &[], exit, &[c.into()]);
         self.b.switch_to_block(body);
-        self.consts.clear();
-        self.env.clear();
-        self.senv.clear();
-        self.redo = vec![None; self.g];
-        let base = self.st_load(St::Base);
-        let lane0 = self.b.ins().iadd(base, c);
-        let lane0 = self.b.ins().uextend(types::I64, lane0);
         // Every lane of the chunk exists and is active (what the tracked
         // loop's successor notes need to know).
         let one = self.iconst(types::I8, 1);
-        self.ch = Some(Chunk {
-            lane0,
-            c,
-            full: track.then_some(one),
-            whole: Some(one),
-        });
+        self.start_chunk(c, track.then_some(one), Some(one));
         let ones = self.splat(-1, false);
         let mask = vec![ones; self.g];
         self.mask_cache = Some(mask.clone());
@@ -2248,12 +2247,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let next = self.b.ins().iadd_imm_s(c, l);
         self.b.ins().jump(head, &[next.into()]);
         self.b.switch_to_block(exit);
-        self.ch = None;
-        self.mask_cache = None;
-        self.chunk_mask = None;
-        self.env.clear();
-        self.senv.clear();
-        self.consts.clear();
+        self.end_chunks();
         Ok(out)
     }
 
