@@ -27,6 +27,7 @@ use std::collections::BTreeSet;
 
 use wavejit_frontend::rv32::lift::resume::{STATUS_FENCE_I, STATUS_JUMP, STATUS_NONE};
 use wavejit_frontend::rv32::lift::{LaneState, LiftedKernel, STATE_BYTES, TrapCause};
+use wavejit_frontend::rv32::{Instr, decode_for_execution};
 
 use super::launch::{DeviceFault, DeviceFaultKind};
 use super::regs::error;
@@ -40,8 +41,6 @@ pub const MAX_RESUME_BYTES: u64 = 256 << 20;
 /// Most roots (pcs lanes left to) one launch may add: a program that keeps
 /// jumping to new code faults instead of lifting without end.
 pub const MAX_ROOTS: usize = 1 << 14;
-
-const JALR_OPCODE: u32 = 0x67;
 
 /// A waiting lane the next round resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -109,8 +108,8 @@ pub fn plan(
         // would: the lift traps at the target (fetch fault at that pc).
         let from_jalr = lifted
             .trap(s.site)
-            .and_then(|t| t.word)
-            .is_some_and(|w| w & 0x7f == JALR_OPCODE);
+            .and_then(|t| Some((t.word?, t.pc?)))
+            .is_some_and(|(w, pc)| matches!(decode_for_execution(w, pc), Ok(Instr::Jalr { .. })));
         let bad = match s.status {
             _ if !s.pc.is_multiple_of(4) => Some(TrapCause::MisalignedTarget { target: s.pc }),
             STATUS_JUMP if from_jalr && fetch(s.pc).is_none() => {
