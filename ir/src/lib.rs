@@ -12,6 +12,7 @@ pub mod engine;
 pub mod entities;
 pub mod fault;
 pub mod float_mode;
+pub mod host_float_env;
 pub mod inst;
 pub mod interp;
 pub mod kernel;

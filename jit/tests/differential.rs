@@ -1559,7 +1559,28 @@ block0:
     s += &format!("  v12 = load.global.{ty} v11\n  v13 = load.global.{ty} v9\n");
     let mut vals = vec![12, 13];
     let mut next = 14;
-    let consts_f = ["0.0", "-0.0", "1.5", "-3.25", "1e-40", "inf", "3e38"];
+    if float && r.next().is_multiple_of(2) {
+        // A uniform operand (flushed once for the loop, or by the hardware).
+        s += "  v14 = const.i32 0\n  v15 = load.uniform.f32 v14\n";
+        vals.push(15);
+        next = 16;
+    }
+    // The IEEE rules, ir3's flush, AGX's flush before rounding (the
+    // hardware flush's case when every operation has it), with and
+    // without the canonical NaN.
+    let modes = [
+        "",
+        "",
+        "ftz",
+        "ftz nan=0x7fc00000",
+        "ftz.in ftz.tiny",
+        "ftz.in ftz.tiny",
+        "ftz.in ftz.tiny nan=0x7fc00000",
+    ];
+    let mode = r.pick(&modes);
+    let consts_f = [
+        "0.0", "-0.0", "1.5", "-3.25", "1e-40", "inf", "3e38", "1e-38", "-7e-39",
+    ];
     let consts_i = ["0", "1", "7", "-1", "0x7fffffff", "13"];
     for _ in 0..1 + r.next() % 7 {
         let a = r.pick(&vals);
@@ -1576,11 +1597,24 @@ block0:
             r.pick(&vals)
         };
         let op = if float {
-            r.pick(&["fadd", "fsub", "fmul"])
+            r.pick(&["fadd", "fsub", "fmul", "fma"])
         } else {
             r.pick(&["iadd", "isub", "imul", "xor", "and", "or"])
         };
-        s += &format!("  v{next} = {op}.{ty} v{a}, v{b}\n");
+        // Mostly one rule for the whole kernel, sometimes a mix.
+        let mode = if float && r.next().is_multiple_of(5) {
+            r.pick(&modes)
+        } else if float {
+            mode
+        } else {
+            ""
+        };
+        if op == "fma" {
+            let c = r.pick(&vals);
+            s += &format!("  v{next} = fma.f32 v{a}, v{b}, v{c} {mode}\n");
+        } else {
+            s += &format!("  v{next} = {op}.{ty} v{a}, v{b} {mode}\n");
+        }
         vals.push(next);
         next += 1;
     }
@@ -1596,7 +1630,7 @@ block0:
 /// ran), against the interpreter on every JIT configuration.
 #[test]
 fn fused_whole_chunk_kernels_match_the_interpreter() {
-    fused_cases(0x9e37_79b9_7f4a_7c15, 60);
+    fused_cases(0x9e37_79b9_7f4a_7c15, 150);
 }
 
 /// The long run of the fused cases (`WAVEJIT_LONG_CASES`, from another seed).
@@ -1618,35 +1652,59 @@ fn fused_cases(seed: u64, n: u32) {
         0x8000_0003,
         0x0080_0000,
         0x8000_0000,
+        // Products near the smallest normal: (1 - 2^-23)(1 + 2^-23) 2^-126
+        // rounds up to it, (1 - 2^-24) 2^-126 is just below.
+        0x3f7f_fffe,
+        0x0080_0001,
+        0x3f7f_ffff,
+        0x3f80_0001,
+        0x0100_0000,
     ];
     let mut faults = 0;
     for case in 0..n {
         let text = fused_kernel(&mut r);
+        // Rare specials leave most chunks free of NaNs (which send a chunk
+        // to the exact redo).
+        let rate = r.pick(&[11u32, 97]);
         let k = support::parse(&text);
         let groups = 2 + r.next() % 4;
         let wg = r.pick(&[16u32, 32, 40, 64, 72, 100, 256]);
         let wave = r.pick(&[8u32, 16, 32, 64]).min(wg);
         let lanes = (groups * wg) as usize;
         let word = |r: &mut Rng, i: usize| -> u32 {
-            if r.next().is_multiple_of(11) {
+            if r.next().is_multiple_of(rate) {
                 r.pick(&specials)
             } else {
                 (i as f32 * 0.75 - 50.0).to_bits() ^ (r.next() & 0xff)
             }
         };
-        let x: Vec<u8> = (0..lanes)
-            .flat_map(|i| word(&mut r, i).to_le_bytes())
-            .collect();
+        // Some lanes get a pair whose product is near the smallest normal.
+        let pairs = [
+            (0x3f7f_fffe, 0x0080_0001),
+            (0xbf7f_fffe, 0x0080_0001),
+            (0x3f7f_ffff, 0x0080_0000),
+            (0x3f80_0000, 0x0080_0000),
+            (0xbf00_0000, 0x0080_0000),
+        ];
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for i in 0..lanes {
+            let (a, b) = if r.next().is_multiple_of(rate) {
+                r.pick(&pairs)
+            } else {
+                (word(&mut r, i), word(&mut r, i + 7))
+            };
+            x.extend(a.to_le_bytes());
+            y.extend(b.to_le_bytes());
+        }
         // A y short by a few words faults in the last workgroup.
         let short = if r.next().is_multiple_of(4) {
             1 + r.next() as usize % 8
         } else {
             0
         };
-        let y: Vec<u8> = (0..lanes - short.min(lanes - 1))
-            .flat_map(|i| word(&mut r, i + 7).to_le_bytes())
-            .collect();
-        let d = dispatch(groups, [wg, 1, 1], wave);
+        y.truncate(4 * (lanes - short.min(lanes - 1)));
+        let mut d = dispatch(groups, [wg, 1, 1], wave);
+        d.uniforms = word(&mut r, 3).to_le_bytes().to_vec();
         let out = compare(&k, &d, &y, &x);
         // (Memory is whole 8-byte words: a y short by one word may not be.)
         assert!(out.fault.is_none() || short > 0, "case {case}:\n{text}");

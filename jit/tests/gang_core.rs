@@ -1235,3 +1235,128 @@ block2:
         }
     }
 }
+
+/// AGX's FP32 rules in whole-chunk loops, which run with the host's
+/// hardware flush on (DAZ and FTZ): `r = x * y - fma(x, a, +0)` with every
+/// input flushed and every result flushed before rounding, `a` a uniform.
+/// With `a` zero (or a denormal, read as zero) `r` is the product itself.
+/// Four workgroups of 64 lanes (whole chunks from the second on), each with
+/// the same special lanes; against the interpreter on every JIT
+/// configuration and exactly. A product that rounds up to the smallest
+/// normal from below flushes; one that is exactly the smallest normal stays;
+/// one whose exact value is the largest value below it, which IEEE rounds up
+/// and FTZ flushes, flushes; flushed after rounding instead (a loop that
+/// cannot use the hardware flush), it stays.
+#[test]
+fn whole_chunks_under_the_hardware_flush_keep_agxs_rules() {
+    const N: usize = 256;
+    // The addend as `a * 2^30`, which only the uniform decides.
+    let kernel_with = |mul_rule: &str, sub_rule: &str, addend: &str| {
+        parse(&format!(
+            "kernel @agx shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v5, v20
+  v22 = load.global.f32 v21
+  v23 = load.global.f32 v6
+  v24 = const.i32 0
+  v25 = load.uniform.f32 v24
+  v30 = const.f32 1073741824.0
+  v26 = {addend}
+  v27 = fma.f32 v22, v25, v26 ftz.in ftz.tiny
+  v28 = fmul.f32 v22, v23 {mul_rule}
+  v29 = fsub.f32 v28, v27 {sub_rule}
+  store.global.f32 v6, v29
+  exit
+}}
+"
+        ))
+    };
+    let kernel = |mul_rule: &str, sub_rule: &str| kernel_with(mul_rule, sub_rule, "const.f32 0.0");
+    let agx = "ftz.in ftz.tiny";
+    // (x, y, x * y) with flush-before-rounding.
+    let cases: [(u32, u32, u32); 12] = [
+        // Denormal inputs read as zeros of their sign.
+        (0x0000_0001, 0x3f80_0000, 0x0000_0000),
+        (0x8000_0003, 0x3f80_0000, 0x8000_0000),
+        (0x3f80_0000, 0x8000_0005, 0x8000_0000),
+        // (1 - 2^-23)(1 + 2^-23) 2^-126 rounds up to 2^-126: flushed.
+        (0x3f7f_fffe, 0x0080_0001, 0x0000_0000),
+        (0xbf7f_fffe, 0x0080_0001, 0x8000_0000),
+        // Exactly 2^-126: kept.
+        (0x3f80_0000, 0x0080_0000, 0x0080_0000),
+        // (1 - 2^-24) 2^-126, which IEEE rounds to 2^-126: flushed.
+        (0x3f7f_ffff, 0x0080_0000, 0x0000_0000),
+        // 2^-127: flushed with its sign.
+        (0xbf00_0000, 0x0080_0000, 0x8000_0000),
+        (0x3f80_0000, 0x3f80_0000, 0x3f80_0000),
+        // NaNs keep the first operand's payload, quieted; inf * 0 is the
+        // default NaN.
+        (0x7fc0_1234, 0x3f80_0000, 0x7fc0_1234),
+        (0x7f80_0001, 0x3f80_0000, 0x7fc0_0001),
+        (0x7f80_0000, 0x0000_0000, 0x7fc0_0000),
+    ];
+    // The NaNs in a chunk of their own (a NaN sends its chunk to the exact
+    // redo).
+    let at = |j: usize| if j < 9 { j } else { 23 + j };
+    let case = |i: usize| {
+        (0..cases.len())
+            .find(|&j| at(j) == i % 64)
+            .map(|j| cases[j])
+    };
+    let x: Vec<u32> = (0..N)
+        .map(|i| match case(i) {
+            Some(c) => c.0,
+            None => (i as f32 * 0.75 - 20.0).to_bits(),
+        })
+        .collect();
+    let y: Vec<u32> = (0..N)
+        .map(|i| match case(i) {
+            Some(c) => c.1,
+            None => (i as f32 + 0.5).to_bits(),
+        })
+        .collect();
+    let xb: Vec<u8> = x.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let yb: Vec<u8> = y.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut d = Dispatch::new([4, 1, 1], [64, 1, 1]);
+    let mut run = |k: &wavejit_ir::Kernel, a: u32| {
+        d.uniforms = a.to_le_bytes().to_vec();
+        let out = compare(k, &d, &yb, &xb);
+        assert_eq!(out.fault, None);
+        u32s(&out.memory)
+    };
+    for a in [0u32, 0x8000_0007] {
+        let got = run(&kernel(agx, agx), a);
+        for wg in 0..4 {
+            for (j, c) in cases.iter().enumerate() {
+                let i = wg * 64 + at(j);
+                assert_eq!(got[i], c.2, "a {a:#x} lane {i}: x {:#x} y {:#x}", c.0, c.1);
+            }
+        }
+        let i = 64 + 40;
+        assert_eq!(
+            got[i],
+            (f32::from_bits(x[i]) * f32::from_bits(y[i])).to_bits()
+        );
+    }
+    // r = x y - 1.5 x, NaNs canonical: (1 - 2^-23) 2^-126 - 1.5 (1 - 2^-23),
+    // a denormal x, a NaN.
+    let got = run(
+        &kernel(agx, &format!("{agx} nan=0x7fc00000")),
+        1.5f32.to_bits(),
+    );
+    assert_eq!(
+        [got[64 + 3], got[64], got[64 + at(9)]],
+        [0xbfbf_fffe, 0x0000_0000, 0x7fc0_0000]
+    );
+    // A denormal `a` is flushed in `a * 2^30` too, which does not depend on
+    // the loop (and may be placed outside it).
+    let got = run(
+        &kernel_with(agx, agx, &format!("fmul.f32 v25, v30 {agx}")),
+        0x0000_0007,
+    );
+    assert_eq!(got[64..64 + 9], cases.map(|c| c.2)[..9]);
+    // Flushing after rounding keeps what IEEE rounds up to 2^-126.
+    let got = run(&kernel("ftz", agx), 0);
+    assert_eq!([got[64 + 3], got[64 + 6]], [0x0080_0000, 0x0080_0000]);
+}

@@ -99,6 +99,7 @@ impl Engine for Interpreter {
         dispatch.check(kernel)?;
         // Frees from other threads wait for the dispatch (see `GlobalMemory::pin`).
         let _pin = crate::memory::Pinned::new(memory);
+        let _ieee = crate::host_float_env::Ieee::enter();
         workgroup::run_dispatch(kernel, dispatch, memory)
     }
 }

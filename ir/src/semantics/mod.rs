@@ -57,5 +57,7 @@ use crate::types::Type;
 /// `mode.flags`). Returns false for kinds that are not pure, and for argument or
 /// output slices too short for the kind (then `out` is untouched).
 pub fn eval_pure(kind: &InstKind, arg_tys: &[Type], args: &[u64], out: &mut [u64]) -> bool {
+    // Host float fast paths inside need IEEE behaviour.
+    let _ieee = crate::host_float_env::Ieee::enter();
     eval::eval_pure(kind, arg_tys, args, out)
 }

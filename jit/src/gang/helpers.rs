@@ -157,6 +157,8 @@ pub unsafe extern "C" fn wj_gang_pure(
     mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
+    // Compiled code may have switched the hardware flush on.
+    let _ieee = wavejit_ir::host_float_env::Ieee::enter();
     // SAFETY: forwarded from the caller's contract.
     let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return 0;
@@ -207,6 +209,8 @@ pub unsafe extern "C" fn wj_gang_access(
     mask: *mut u32,
     buf: *mut u8,
 ) -> u32 {
+    // Compiled code may have switched the hardware flush on.
+    let _ieee = wavejit_ir::host_float_env::Ieee::enter();
     // SAFETY: forwarded from the caller's contract.
     let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return 0;
@@ -316,6 +320,8 @@ pub unsafe extern "C" fn wj_gang_watchdog(
     mask: *mut u32,
     block: u32,
 ) {
+    // Compiled code may have switched the hardware flush on.
+    let _ieee = wavejit_ir::host_float_env::Ieee::enter();
     // SAFETY: the caller passes the batch's live context.
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `host` points to the runner's live `GangHost`.
@@ -333,6 +339,8 @@ pub unsafe extern "C" fn wj_gang_watchdog(
 /// # Safety
 /// `ctx` must be the running batch's context and the wave inside the batch.
 pub unsafe extern "C" fn wj_gang_wave(ctx: *mut GangCtx, inst: u32, base: u32, n: u32, pc: u32) {
+    // Compiled code may have switched the hardware flush on.
+    let _ieee = wavejit_ir::host_float_env::Ieee::enter();
     // SAFETY: forwarded from the caller's contract.
     let Some((ctx, host, data, tys)) = (unsafe { enter(ctx, inst) }) else {
         return;
@@ -419,6 +427,8 @@ pub unsafe extern "C" fn wj_gang_redo(
     lane0: u32,
     mask: *mut u32,
 ) {
+    // Compiled code may have switched the hardware flush on.
+    let _ieee = wavejit_ir::host_float_env::Ieee::enter();
     // SAFETY: the caller passes the batch's live context.
     let ctx = unsafe { &mut *ctx };
     // SAFETY: `host` points to the runner's live `GangHost`.
@@ -552,4 +562,10 @@ fn redo_builtin(
         B::WaveId => local / d.wave_size.max(1),
         B::WaveSize => d.wave_size,
     }
+}
+
+/// `(flush)`: turns the hardware flush on (1) or off (0) around a loop that
+/// relies on it (`lower::inst::hardware_flush_run`).
+pub extern "C" fn wj_float_env(flush: u32) {
+    wavejit_ir::host_float_env::set_hardware_flush(flush != 0);
 }

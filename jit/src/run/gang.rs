@@ -186,7 +186,9 @@ impl<'a> GangRunner<'a> {
         // SAFETY: the code was compiled for this kernel and `self.host.lanes`
         // lanes; every pointer in `ctx` refers to this runner's buffers of that
         // size (plus PAD lanes) or to the dispatch.
+        let ieee = wavejit_ir::host_float_env::Ieee::enter();
         let faulted = unsafe { (self.code.func)(&mut ctx) } != 0 || d.step_limit < 1;
+        drop(ieee);
         self.faults_left = faulted;
         if faulted { self.lowest_fault() } else { None }
     }

@@ -303,6 +303,7 @@ impl<'a> Runner<'a> {
         // SAFETY: the code was compiled for `self.c.lanes` lanes and this kernel;
         // every pointer in `ctx` refers to this runner's buffers of that size, and
         // `list` holds `list.len()` increasing lane indices below `lanes`.
+        let _ieee = wavejit_ir::host_float_env::Ieee::enter();
         let faulted = unsafe {
             (code.func)(
                 &mut ctx,

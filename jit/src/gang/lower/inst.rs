@@ -73,6 +73,164 @@ pub(super) fn propagates_nan(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> boo
         }
 }
 
+/// Whether `inst`, under flush-before-rounding, can round a tiny value up to
+/// the smallest normal. A sum or difference of f32 values is a multiple of
+/// 2^-149, so a tiny one is exact; min, max, neg and abs do not round.
+fn rounds_into_edge(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> bool {
+    !matches!(
+        &kernel.insts[inst].kind,
+        InstKind::FBinary {
+            op: FBinOp::Add
+                | FBinOp::Sub
+                | FBinOp::Min
+                | FBinOp::Max
+                | FBinOp::Minimum
+                | FBinOp::Maximum,
+            ..
+        } | InstKind::FUnary {
+            op: FUnOp::Neg | FUnOp::Abs,
+            ..
+        }
+    )
+}
+
+/// Whether `inst` is inline f32 arithmetic done by one host float
+/// instruction that honours DAZ and FTZ (`wavejit_ir::host_float_env`), with the operation.
+fn host_arith(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> Option<(&InstKind, &FloatMode)> {
+    let data = &kernel.insts[inst];
+    if data.args.first().map(|&a| kernel.value_type(a)) != Some(Type::F32) {
+        return None;
+    }
+    match &data.kind {
+        InstKind::FBinary {
+            op: FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div,
+            mode,
+        } if inline_mode(mode) => Some((&data.kind, mode)),
+        InstKind::Fma { mode } if inline_mode(mode) && crate::cpu::host_has("fma") => {
+            Some((&data.kind, mode))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a whole-chunk loop over `insts` can run with the hardware flush
+/// on (`wavejit_ir::host_float_env`) and gains from it. DAZ reads a subnormal operand as the
+/// zero of its sign, which is the input flush, so every inline float
+/// instruction that reads an operand as a number (arithmetic, square root,
+/// compares) must flush its inputs. FTZ gives the zero of the exact result's
+/// sign when the result rounded to an unbounded exponent is below the
+/// smallest normal: that is flush-before-rounding for every result but one
+/// rounded to exactly the smallest normal, which the code notes for the
+/// exact redo; and, since a tiny sum or difference is exact, it is also
+/// flush-after-rounding for those. Min, max, neg, abs and the NaN tests work
+/// on bits.
+pub(super) fn hardware_flush_run(kernel: &wavejit_ir::Kernel, insts: &[wj::Inst]) -> bool {
+    if !wavejit_ir::host_float_env::hardware_flush_available() {
+        return false;
+    }
+    let mut gains = false;
+    for &i in insts {
+        let data = &kernel.insts[i];
+        let f32_args = data.args.first().map(|&a| kernel.value_type(a)) == Some(Type::F32);
+        if let Some((kind, mode)) = host_arith(kernel, i) {
+            let sum = matches!(
+                kind,
+                InstKind::FBinary {
+                    op: FBinOp::Add | FBinOp::Sub,
+                    ..
+                }
+            );
+            let result_ok = match mode.denorm_out {
+                Denorm::FlushBeforeRounding => true,
+                Denorm::FlushKeepSign => sum,
+                Denorm::Preserve => false,
+            };
+            if mode.denorm_in == Denorm::Preserve || !result_ok {
+                return false;
+            }
+            gains = true;
+            continue;
+        }
+        let reads_number = match &data.kind {
+            InstKind::FUnary {
+                op: FUnOp::Sqrt,
+                mode,
+            } => f32_args && inline_mode(mode) && mode.denorm_in == Denorm::Preserve,
+            InstKind::Fcmp { mode, .. } => f32_args && mode.denorm_in == Denorm::Preserve,
+            _ => false,
+        };
+        if reads_number {
+            return false;
+        }
+    }
+    gains
+}
+
+/// The results among `insts` computed from one of their loads of global or
+/// shared memory: in a whole-chunk loop, code computing them cannot be
+/// placed outside the loop (where the hardware flush is off).
+pub(super) fn varying(
+    kernel: &wavejit_ir::Kernel,
+    insts: &[wj::Inst],
+) -> std::collections::HashSet<wj::Value> {
+    let mut out = std::collections::HashSet::new();
+    for &i in insts {
+        let data = &kernel.insts[i];
+        let load = matches!(
+            &data.kind,
+            InstKind::Load(a) if matches!(a.space, wj::AddrSpace::Global | wj::AddrSpace::Shared)
+        );
+        if load || data.args.iter().any(|a| out.contains(a)) {
+            out.extend(data.results.iter().copied());
+        }
+    }
+    out
+}
+
+/// `v` seen through 32-bit bitcasts: the value whose bits it is.
+fn bits_source(kernel: &wavejit_ir::Kernel, mut v: wj::Value) -> wj::Value {
+    while let wj::ValueDef::Result { inst, index: 0 } = kernel.values[v].def {
+        let data = &kernel.insts[inst];
+        match &data.kind {
+            InstKind::Cast {
+                op: CastOp::Bitcast,
+                ..
+            } if matches!(
+                (kernel.value_type(data.args[0]), kernel.value_type(v)),
+                (Type::F32 | Type::I32, Type::F32 | Type::I32)
+            ) =>
+            {
+                v = data.args[0];
+            }
+            _ => break,
+        }
+    }
+    v
+}
+
+/// The values (seen through bitcasts) that f32 operations among `insts`
+/// read with an input flush.
+pub(super) fn flushed_operands(
+    kernel: &wavejit_ir::Kernel,
+    insts: &[wj::Inst],
+) -> std::collections::HashSet<wj::Value> {
+    let mut out = std::collections::HashSet::new();
+    for &i in insts {
+        let data = &kernel.insts[i];
+        let mode = match &data.kind {
+            InstKind::FBinary { mode, .. }
+            | InstKind::Fma { mode }
+            | InstKind::FUnary { mode, .. }
+            | InstKind::Fcmp { mode, .. } => mode,
+            _ => continue,
+        };
+        if mode.denorm_in != Denorm::Preserve {
+            out.extend(data.args.iter().map(|&a| bits_source(kernel, a)));
+        }
+    }
+    out
+}
+
 /// Whether `v` (seen through bitcasts) is the result of a float operation
 /// that flushes its results: no lane holds a subnormal, so an input flush of
 /// it changes nothing (the exact redo of such a result flushes as well).
@@ -292,8 +450,8 @@ impl GLower<'_, '_> {
                 if !matches!(op, FBinOp::Add | FBinOp::Sub | FBinOp::Mul | FBinOp::Div) {
                     return Ok(None);
                 }
-                let a = self.fval(args[0], mode)?;
-                let b = self.fval(args[1], mode)?;
+                let a = self.fval_num(args[0], mode)?;
+                let b = self.fval_num(args[1], mode)?;
                 let mut r = Vec::with_capacity(self.g);
                 for k in 0..self.g {
                     let (x, y) = (self.f32x4_of(a[k]), self.f32x4_of(b[k]));
@@ -309,9 +467,9 @@ impl GLower<'_, '_> {
             InstKind::Fma { mode }
                 if aty == Type::F32 && inline_mode(mode) && crate::cpu::host_has("fma") =>
             {
-                let a = self.fval(args[0], mode)?;
-                let b = self.fval(args[1], mode)?;
-                let c = self.fval(args[2], mode)?;
+                let a = self.fval_num(args[0], mode)?;
+                let b = self.fval_num(args[1], mode)?;
+                let c = self.fval_num(args[2], mode)?;
                 let mut r = Vec::with_capacity(self.g);
                 for k in 0..self.g {
                     let (x, y, z) = (
@@ -364,8 +522,8 @@ impl GLower<'_, '_> {
                     && !mode.flags
                     && mode.denorm_in != Denorm::FlushBeforeRounding =>
             {
-                let a = self.fval(args[0], mode)?;
-                let b = self.fval(args[1], mode)?;
+                let a = self.fval_num(args[0], mode)?;
+                let b = self.fval_num(args[1], mode)?;
                 let mut r = Vec::with_capacity(self.g);
                 for k in 0..self.g {
                     let (x, y) = (self.f32x4_of(a[k]), self.f32x4_of(b[k]));
@@ -603,6 +761,16 @@ impl GLower<'_, '_> {
         out
     }
 
+    /// An f32 operand of host arithmetic or a compare after `denorm_in`:
+    /// DAZ flushes it when the hardware flush is on and the operand is
+    /// computed in the loop.
+    fn fval_num(&mut self, v: wj::Value, mode: &FloatMode) -> Result<Gv, JitError> {
+        if self.hw_flush && self.varying.contains(&v) {
+            return self.val(v);
+        }
+        self.fval(v, mode)
+    }
+
     /// An f32 operand after `denorm_in`.
     fn fval(&mut self, v: wj::Value, mode: &FloatMode) -> Result<Gv, JitError> {
         if mode.denorm_in != Denorm::Preserve
@@ -617,6 +785,11 @@ impl GLower<'_, '_> {
             };
             return Ok(vec![self.splat(i64::from(flushed), false); self.g]);
         }
+        if mode.denorm_in != Denorm::Preserve
+            && let Some(&f) = self.hoisted_flushed.get(&bits_source(self.kernel, v))
+        {
+            return Ok(vec![f; self.g]);
+        }
         let x = self.val(v)?;
         Ok(match mode.denorm_in {
             Denorm::Preserve => x,
@@ -626,7 +799,7 @@ impl GLower<'_, '_> {
     }
 
     /// Subnormal lanes become zero of the same sign.
-    fn flush(&mut self, x: &[ir::Value]) -> Gv {
+    pub(super) fn flush(&mut self, x: &[ir::Value]) -> Gv {
         let exp = self.splat(EXP, false);
         let sign = self.splat(SIGN, false);
         let zero = self.splat(0, false);
@@ -652,10 +825,20 @@ impl GLower<'_, '_> {
         r: Gv,
         fresh_nan: bool,
     ) -> Result<Gv, JitError> {
+        // Under the hardware flush, FTZ flushed the result of host
+        // arithmetic computed in the loop (`hardware_flush_run`).
+        let hw_flushed = self.hw_flush
+            && host_arith(self.kernel, inst).is_some()
+            && self.kernel.insts[inst]
+                .args
+                .iter()
+                .any(|a| self.varying.contains(a));
         let r: Gv = match mode.denorm_out {
             Denorm::Preserve => r.iter().map(|&v| self.i32x4_of(v)).collect(),
+            _ if hw_flushed => r.iter().map(|&v| self.i32x4_of(v)).collect(),
             _ => self.flush(&r),
         };
+        let nan_noted = !self.unnoted.contains(&self.kernel.insts[inst].results[0]);
         let mut exact: Vec<Option<ir::Value>> = vec![None; r.len()];
         let mut note = |this: &mut Self, k: usize, m: ir::Value| {
             exact[k] = Some(match exact[k] {
@@ -676,7 +859,10 @@ impl GLower<'_, '_> {
                     .collect()
             }
             NanMode::Propagate => {
-                if fresh_nan && self.converged && !self.no_redo {
+                if !nan_noted {
+                    // Read only by inline arithmetic of this run, whose
+                    // results are NaN too: the payload is never seen.
+                } else if fresh_nan && self.converged && !self.no_redo {
                     // A converged chunk's notes only ask whether to redo it
                     // (no lane masks them): one unordered compare tests two
                     // vectors.
@@ -698,7 +884,7 @@ impl GLower<'_, '_> {
                 r
             }
         };
-        if mode.denorm_out == Denorm::FlushBeforeRounding {
+        if mode.denorm_out == Denorm::FlushBeforeRounding && rounds_into_edge(self.kernel, inst) {
             let mag = self.splat(MAG, false);
             let min = self.splat(MIN_NORMAL, false);
             for (k, &v) in r.iter().enumerate() {
@@ -707,16 +893,12 @@ impl GLower<'_, '_> {
                 note(self, k, edge);
             }
         }
-        let noted = !self.unnoted.contains(&self.kernel.insts[inst].results[0])
-            || mode.denorm_out == Denorm::FlushBeforeRounding;
         if self.no_redo && exact.iter().any(Option::is_some) {
             return self.exact_now(inst, r, &exact);
         }
-        if noted {
-            for (k, e) in exact.into_iter().enumerate() {
-                if let Some(e) = e {
-                    self.note_exact(k, e);
-                }
+        for (k, e) in exact.into_iter().enumerate() {
+            if let Some(e) = e {
+                self.note_exact(k, e);
             }
         }
         Ok(r)

@@ -806,6 +806,7 @@ impl GLower<'_, '_> {
     /// the lanes at the right instruction).
     pub(super) fn hoist_uniforms(&mut self, insts: &[wj::Inst]) -> Result<ir::Value, JitError> {
         let mut fits = self.iconst(types::I8, 1);
+        let flushed = super::inst::flushed_operands(self.kernel, insts);
         for &i in insts {
             let data = &self.kernel.insts[i];
             let wj::InstKind::Load(a) = &data.kind else {
@@ -846,6 +847,11 @@ impl GLower<'_, '_> {
             let x = self.b.ins().load(st, MemFlagsData::trusted(), p, 0);
             let v = self.b.ins().splat(vt, x);
             self.hoisted.insert(i, v);
+            if flushed.contains(&res) {
+                // Flushed once here rather than in every chunk.
+                let f = self.flush(&[v]);
+                self.hoisted_flushed.insert(res, f[0]);
+            }
         }
         Ok(fits)
     }

@@ -49,6 +49,8 @@ pub(super) enum Helper {
     Wave,
     /// `(ctx, seg, run, lane0, mask)`: `wj_gang_redo`.
     Redo,
+    /// `(flush)`: `wj_float_env`.
+    FloatEnv,
 }
 
 /// Scheduler state kept in a stack slot (read where needed rather than held
@@ -138,7 +140,7 @@ pub(crate) struct GLower<'a, 'b> {
     /// slot rather than SSA values, so helpers that fault lanes clear them in
     /// place and no cold path needs a join for the mask.
     mask_slot: ir::StackSlot,
-    sigs: [Option<ir::SigRef>; 4],
+    sigs: [Option<ir::SigRef>; 5],
     call_conv: cranelift_codegen::isa::CallConv,
     /// The register-preserving trampolines for helpers of 4 and 5 arguments.
     tramps: [ir::FuncRef; 2],
@@ -189,6 +191,9 @@ pub(crate) struct GLower<'a, 'b> {
     quiet_exit: bool,
     /// Uniform loads made once before the current chunk loop.
     hoisted: HashMap<wj::Inst, ir::Value>,
+    /// Those of them an f32 operation reads flushed, flushed (by the
+    /// load's result).
+    hoisted_flushed: HashMap<wj::Value, ir::Value>,
     /// The kernel is one fused segment that exits (see [`GLower::slot_wide_kernel`]).
     slot_wide: bool,
     /// The scheduler's next-slot block.
@@ -218,6 +223,13 @@ pub(crate) struct GLower<'a, 'b> {
     /// Emitting the whole-chunk loop ([`GLower::whole_chunks`]): every lane
     /// of the chunk active, every word access inside its wave-level test.
     whole_fast: bool,
+    /// Emitting a whole-chunk loop that runs with the hardware flush on
+    /// (`wavejit_ir::host_float_env`): f32 arithmetic on `varying` values leaves the flushes
+    /// to it.
+    hw_flush: bool,
+    /// Values of the run being emitted that are computed from the chunk's
+    /// own loads, so the code computing them stays inside the loop.
+    varying: std::collections::HashSet<wj::Value>,
 }
 
 /// Values left for their first reader to compute: they cannot fault, every
@@ -446,7 +458,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             ctx,
             state,
             scratch,
-            sigs: [None; 4],
+            sigs: [None; 5],
             call_conv: cfg.default_call_conv,
             tramps,
             ch: None,
@@ -469,12 +481,15 @@ impl<'a, 'b> GLower<'a, 'b> {
             barriers: kernel.insts.values().any(|d| d.kind == InstKind::Barrier),
             quiet_exit: false,
             hoisted: HashMap::new(),
+            hoisted_flushed: HashMap::new(),
             slot_wide: false,
             slot_next: None,
             loop_steps: None,
             held: None,
             chunk_mask: None,
             whole_fast: false,
+            hw_flush: false,
+            varying: Default::default(),
             dispatch_at: None,
             defers: false,
             may_defer: g > 1
@@ -622,6 +637,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             Helper::Watchdog => &[I64, I32, I64, I32],
             Helper::Wave => &[I64, I32, I32, I32, I32],
             Helper::Redo => &[I64, I32, I32, I32, I64],
+            Helper::FloatEnv => &[I32],
         };
         let mut sig = Signature::new(self.call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -631,6 +647,14 @@ impl<'a, 'b> GLower<'a, 'b> {
         let s = self.b.import_signature(sig);
         self.sigs[h as usize] = Some(s);
         s
+    }
+
+    /// Turns the hardware flush on (`flush` 1) or off (0).
+    fn float_env(&mut self, flush: i64) {
+        let f = crate::gang::helpers::wj_float_env as *const () as i64;
+        let f = self.iconst(types::I64, f);
+        let flush = self.iconst(types::I32, flush);
+        self.call_helper(Helper::FloatEnv, f, &[flush]);
     }
 
     /// Calls helper `f` (of kind `h`) with `args` through its trampoline.
@@ -2142,6 +2166,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         });
         self.fused_internal.clear();
         self.hoisted.clear();
+        self.hoisted_flushed.clear();
         let quiet = std::mem::replace(&mut self.quiet_exit, false);
         r?;
         match self.slot_next {
@@ -2216,6 +2241,10 @@ impl<'a, 'b> GLower<'a, 'b> {
         let zero = self.iconst(types::I32, 0);
         self.b.ins().brif(ok, pre, &[], exit, &[zero.into()]);
         self.b.switch_to_block(pre);
+        let hw_flush = inst::hardware_flush_run(self.kernel, &run.insts);
+        if hw_flush {
+            self.float_env(1);
+        }
         // The helpers (the NaN rule's redo) read the mask from the slot.
         let ones = self.iconst(types::I32, -1);
         let ones = self.b.ins().splat(types::I32X4, ones);
@@ -2230,7 +2259,16 @@ impl<'a, 'b> GLower<'a, 'b> {
         let faulted = self.ctx_load(types::I32, off::FAULTED);
         let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
         let go = self.b.ins().band(more, clean);
-        self.b.ins().brif(go, body, &[], exit, &[c.into()]);
+        if hw_flush {
+            // Every way out of the loop passes here.
+            let leave = self.b.create_block();
+            self.b.ins().brif(go, body, &[], leave, &[]);
+            self.b.switch_to_block(leave);
+            self.float_env(0);
+            self.b.ins().jump(exit, &[c.into()]);
+        } else {
+            self.b.ins().brif(go, body, &[], exit, &[c.into()]);
+        }
         self.b.switch_to_block(body);
         // Every lane of the chunk exists and is active (what the tracked
         // loop's successor notes need to know).
@@ -2241,8 +2279,12 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.mask_cache = Some(mask.clone());
         self.chunk_mask = Some(mask);
         self.whole_fast = true;
+        self.hw_flush = hw_flush;
+        self.varying = inst::varying(self.kernel, &run.insts);
         let r = self.run(k, 0, seg.block, run, seg.next_pc);
         self.whole_fast = false;
+        self.hw_flush = false;
+        self.varying.clear();
         r?;
         let next = self.b.ins().iadd_imm_s(c, l);
         self.b.ins().jump(head, &[next.into()]);
