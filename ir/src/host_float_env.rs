@@ -88,16 +88,16 @@ pub fn hardware_flush_available() -> bool {
     cfg!(target_arch = "x86_64")
 }
 
-/// Turns DAZ and FTZ on or off on this thread (under [`Ieee`], off is IEEE
-/// again).
-pub fn set_hardware_flush(on: bool) {
+/// Sets DAZ (subnormal operands read as zero) and FTZ (tiny results become
+/// zero) on this thread; under [`Ieee`], both off is IEEE again.
+pub fn set_hardware_flush(daz: bool, ftz: bool) {
     #[cfg(target_arch = "x86_64")]
     {
-        let m = get();
-        set(if on { m | DAZ | FTZ } else { m & !(DAZ | FTZ) });
+        let m = get() & !(DAZ | FTZ);
+        set(m | if daz { DAZ } else { 0 } | if ftz { FTZ } else { 0 });
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = on;
+    let _ = (daz, ftz);
 }
 
 /// The control bits now.
@@ -115,22 +115,31 @@ mod tests {
         std::hint::black_box(a) + std::hint::black_box(b)
     }
 
+    fn mul(a: f32, b: f32) -> f32 {
+        std::hint::black_box(a) * std::hint::black_box(b)
+    }
+
     #[test]
     fn ieee_undoes_a_flushing_environment_and_restores_it() {
         let tiny = f32::from_bits(0x0000_0001);
         let outer = Ieee::enter();
         assert_eq!(control(), IEEE_CONTROL);
-        set_hardware_flush(true);
+        set_hardware_flush(true, true);
         assert_eq!(control(), IEEE_CONTROL | DAZ | FTZ);
-        // DAZ: the subnormal operand reads as zero.
+        // DAZ: the subnormal operand reads as zero; FTZ: so does the result.
         assert_eq!(add(tiny, 0.0).to_bits(), 0);
+        assert_eq!(mul(f32::MIN_POSITIVE, 0.5).to_bits(), 0);
         {
             let _inner = Ieee::enter();
             assert_eq!(add(tiny, 0.0).to_bits(), 1);
         }
         assert_eq!(control(), IEEE_CONTROL | DAZ | FTZ);
         assert_eq!(add(tiny, 0.0).to_bits(), 0);
-        set_hardware_flush(false);
+        set_hardware_flush(true, false);
+        assert_eq!(control(), IEEE_CONTROL | DAZ);
+        // DAZ alone: 2^-126 * 0.5 is an IEEE subnormal result.
+        assert_eq!(mul(f32::MIN_POSITIVE, 0.5).to_bits(), 0x0040_0000);
+        set_hardware_flush(false, false);
         assert_eq!(control(), IEEE_CONTROL);
         assert_eq!(add(tiny, 0.0).to_bits(), 1);
         drop(outer);

@@ -1245,8 +1245,8 @@ block2:
 /// configuration and exactly. A product that rounds up to the smallest
 /// normal from below flushes; one that is exactly the smallest normal stays;
 /// one whose exact value is the largest value below it, which IEEE rounds up
-/// and FTZ flushes, flushes; flushed after rounding instead (a loop that
-/// cannot use the hardware flush), it stays.
+/// and FTZ flushes, flushes; flushed after rounding instead (the loop then
+/// runs with DAZ alone, results flushed in code), it stays.
 #[test]
 fn whole_chunks_under_the_hardware_flush_keep_agxs_rules() {
     const N: usize = 256;

@@ -564,8 +564,8 @@ fn redo_builtin(
     }
 }
 
-/// `(flush)`: turns the hardware flush on (1) or off (0) around a loop that
-/// relies on it (`lower::inst::hardware_flush_run`).
+/// `(flush)`: the hardware flush around a loop that relies on it
+/// (`lower::inst::HwFlush`: 0 off, 1 DAZ, 2 DAZ and FTZ).
 pub extern "C" fn wj_float_env(flush: u32) {
-    wavejit_ir::host_float_env::set_hardware_flush(flush != 0);
+    wavejit_ir::host_float_env::set_hardware_flush(flush >= 1, flush >= 2);
 }

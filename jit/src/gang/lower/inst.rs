@@ -113,22 +113,35 @@ fn host_arith(kernel: &wavejit_ir::Kernel, inst: wj::Inst) -> Option<(&InstKind,
     }
 }
 
-/// Whether a whole-chunk loop over `insts` can run with the hardware flush
-/// on (`wavejit_ir::host_float_env`) and gains from it. DAZ reads a subnormal operand as the
-/// zero of its sign, which is the input flush, so every inline float
-/// instruction that reads an operand as a number (arithmetic, square root,
-/// compares) must flush its inputs. FTZ gives the zero of the exact result's
-/// sign when the result rounded to an unbounded exponent is below the
-/// smallest normal: that is flush-before-rounding for every result but one
-/// rounded to exactly the smallest normal, which the code notes for the
-/// exact redo; and, since a tiny sum or difference is exact, it is also
-/// flush-after-rounding for those. Min, max, neg, abs and the NaN tests work
-/// on bits.
-pub(super) fn hardware_flush_run(kernel: &wavejit_ir::Kernel, insts: &[wj::Inst]) -> bool {
+/// The host's flush a whole-chunk loop runs with (`wavejit_ir::host_float_env`).
+/// The discriminant is `wj_float_env`'s argument.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum HwFlush {
+    /// IEEE: every rule in code.
+    Off = 0,
+    /// DAZ: subnormal operands of host arithmetic and compares read as zero.
+    Inputs = 1,
+    /// DAZ and FTZ: tiny results of host arithmetic become zero too.
+    InputsAndResults = 2,
+}
+
+/// The hardware flush a whole-chunk loop over `insts` can run with, if it
+/// gains from it. DAZ reads a subnormal operand as the zero of its sign,
+/// which is the input flush, so every inline float instruction that reads an
+/// operand as a number (arithmetic, square root, compares) must flush its
+/// inputs. FTZ gives the zero of the exact result's sign when the result
+/// rounded to an unbounded exponent is below the smallest normal: that is
+/// flush-before-rounding for every result but one rounded to exactly the
+/// smallest normal, which the code notes for the exact redo; and, since a
+/// tiny sum or difference is exact, flush-after-rounding for those. (For a
+/// product flushed after rounding it is not: IEEE rounds some products just
+/// below the smallest normal up to it, which FTZ flushes.) Min, max, neg,
+/// abs and the NaN tests work on bits.
+pub(super) fn hardware_flush_run(kernel: &wavejit_ir::Kernel, insts: &[wj::Inst]) -> HwFlush {
     if !wavejit_ir::host_float_env::hardware_flush_available() {
-        return false;
+        return HwFlush::Off;
     }
-    let mut gains = false;
+    let (mut gains, mut results) = (false, true);
     for &i in insts {
         let data = &kernel.insts[i];
         let f32_args = data.args.first().map(|&a| kernel.value_type(a)) == Some(Type::F32);
@@ -140,13 +153,13 @@ pub(super) fn hardware_flush_run(kernel: &wavejit_ir::Kernel, insts: &[wj::Inst]
                     ..
                 }
             );
-            let result_ok = match mode.denorm_out {
+            results &= match mode.denorm_out {
                 Denorm::FlushBeforeRounding => true,
                 Denorm::FlushKeepSign => sum,
                 Denorm::Preserve => false,
             };
-            if mode.denorm_in == Denorm::Preserve || !result_ok {
-                return false;
+            if mode.denorm_in == Denorm::Preserve {
+                return HwFlush::Off;
             }
             gains = true;
             continue;
@@ -160,10 +173,14 @@ pub(super) fn hardware_flush_run(kernel: &wavejit_ir::Kernel, insts: &[wj::Inst]
             _ => false,
         };
         if reads_number {
-            return false;
+            return HwFlush::Off;
         }
     }
-    gains
+    match (gains, results) {
+        (false, _) => HwFlush::Off,
+        (true, false) => HwFlush::Inputs,
+        (true, true) => HwFlush::InputsAndResults,
+    }
 }
 
 /// The results among `insts` computed from one of their loads of global or
@@ -765,7 +782,7 @@ impl GLower<'_, '_> {
     /// DAZ flushes it when the hardware flush is on and the operand is
     /// computed in the loop.
     fn fval_num(&mut self, v: wj::Value, mode: &FloatMode) -> Result<Gv, JitError> {
-        if self.hw_flush && self.varying.contains(&v) {
+        if self.hw_flush != HwFlush::Off && self.varying.contains(&v) {
             return self.val(v);
         }
         self.fval(v, mode)
@@ -827,7 +844,7 @@ impl GLower<'_, '_> {
     ) -> Result<Gv, JitError> {
         // Under the hardware flush, FTZ flushed the result of host
         // arithmetic computed in the loop (`hardware_flush_run`).
-        let hw_flushed = self.hw_flush
+        let hw_flushed = self.hw_flush == HwFlush::InputsAndResults
             && host_arith(self.kernel, inst).is_some()
             && self.kernel.insts[inst]
                 .args

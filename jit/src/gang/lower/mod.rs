@@ -226,7 +226,7 @@ pub(crate) struct GLower<'a, 'b> {
     /// Emitting a whole-chunk loop that runs with the hardware flush on
     /// (`wavejit_ir::host_float_env`): f32 arithmetic on `varying` values leaves the flushes
     /// to it.
-    hw_flush: bool,
+    hw_flush: inst::HwFlush,
     /// Values of the run being emitted that are computed from the chunk's
     /// own loads, so the code computing them stays inside the loop.
     varying: std::collections::HashSet<wj::Value>,
@@ -488,7 +488,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             held: None,
             chunk_mask: None,
             whole_fast: false,
-            hw_flush: false,
+            hw_flush: inst::HwFlush::Off,
             varying: Default::default(),
             dispatch_at: None,
             defers: false,
@@ -649,7 +649,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         s
     }
 
-    /// Turns the hardware flush on (`flush` 1) or off (0).
+    /// Sets the hardware flush (`flush`: an [`inst::HwFlush`]).
     fn float_env(&mut self, flush: i64) {
         let f = crate::gang::helpers::wj_float_env as *const () as i64;
         let f = self.iconst(types::I64, f);
@@ -2242,8 +2242,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().brif(ok, pre, &[], exit, &[zero.into()]);
         self.b.switch_to_block(pre);
         let hw_flush = inst::hardware_flush_run(self.kernel, &run.insts);
-        if hw_flush {
-            self.float_env(1);
+        if hw_flush != inst::HwFlush::Off {
+            self.float_env(hw_flush as i64);
         }
         // The helpers (the NaN rule's redo) read the mask from the slot.
         let ones = self.iconst(types::I32, -1);
@@ -2259,7 +2259,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         let faulted = self.ctx_load(types::I32, off::FAULTED);
         let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
         let go = self.b.ins().band(more, clean);
-        if hw_flush {
+        if hw_flush != inst::HwFlush::Off {
             // Every way out of the loop passes here.
             let leave = self.b.create_block();
             self.b.ins().brif(go, body, &[], leave, &[]);
@@ -2283,7 +2283,7 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.varying = inst::varying(self.kernel, &run.insts);
         let r = self.run(k, 0, seg.block, run, seg.next_pc);
         self.whole_fast = false;
-        self.hw_flush = false;
+        self.hw_flush = inst::HwFlush::Off;
         self.varying.clear();
         r?;
         let next = self.b.ins().iadd_imm_s(c, l);
