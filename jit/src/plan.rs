@@ -51,6 +51,10 @@ pub struct Segment {
     /// other lanes can see and leaves only to higher pcs ([`lane_major_loop`]):
     /// each lane runs all its iterations before the next lane starts.
     pub self_loop: bool,
+    /// The block is reachable from the entry: a lane's pc can be here.
+    /// (Unreachable blocks keep their segments, so block numbers and pcs
+    /// stay those of the kernel.)
+    pub reachable: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -64,6 +68,20 @@ pub struct Plan {
     /// cache, `abi::GcEntry`).
     pub gc_site: SecondaryMap<Inst, u32>,
     pub gc_sites: u32,
+}
+
+/// Blocks a path from the entry block reaches.
+fn reachable_blocks(kernel: &Kernel) -> SecondaryMap<Block, bool> {
+    let cfg = wavejit_ir::analysis::Cfg::compute(kernel);
+    let mut seen: SecondaryMap<Block, bool> = SecondaryMap::new();
+    let mut stack: Vec<Block> = kernel.entry().into_iter().collect();
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut seen[b], true) {
+            continue;
+        }
+        stack.extend(cfg.succs(b).iter().copied().filter(|&s| !seen[s]));
+    }
+    seen
 }
 
 /// Barriers and cross-lane instructions end segments.
@@ -111,6 +129,7 @@ impl Plan {
         let mut inst_run: SecondaryMap<Inst, u32> = SecondaryMap::new();
         let mut term_run: SecondaryMap<Block, u32> = SecondaryMap::new();
         let mut run_id = 0u32;
+        let reachable = reachable_blocks(kernel);
         for (b, data) in kernel.blocks.iter() {
             let base = block_pc[b];
             let n = data.insts.len();
@@ -185,6 +204,7 @@ impl Plan {
                     runs,
                     next_pc,
                     self_loop,
+                    reachable: reachable[b],
                 });
             }
         }
@@ -449,5 +469,38 @@ mod tests {
         assert!(plan.spill[x]);
         assert!(!plan.spill[y]);
         assert!(plan.spill[two]);
+    }
+
+    /// Blocks no path from the entry reaches keep their segments (and pcs)
+    /// but are marked: one in the middle, one after the exit, and a block
+    /// only an unreachable one jumps to.
+    #[test]
+    fn unreachable_blocks_are_marked() {
+        let k = wavejit_ir::text::parse(
+            "kernel @dead shared 0 private 0 {
+block0:
+  v0 = local_index
+  v1 = const.i32 3
+  v2 = icmp.ult.i32 v0, v1
+  br v2, block2, block3
+block1:
+  jump block4
+block2:
+  exit
+block3:
+  exit
+block4:
+  exit
+}
+",
+        )
+        .expect("the kernel parses");
+        let plan = Plan::new(&k, 0);
+        let reachable: Vec<bool> = plan.segments.iter().map(|s| s.reachable).collect();
+        assert_eq!(reachable, [true, false, true, true, false]);
+        assert_eq!(
+            plan.kind(plan.block_pc[Block::from_u32(1)]),
+            PcKind::Segment(1)
+        );
     }
 }

@@ -1360,3 +1360,33 @@ block0:
     let got = run(&kernel("ftz", agx), 0);
     assert_eq!([got[64 + 3], got[64 + 6]], [0x0080_0000, 0x0080_0000]);
 }
+
+/// A kernel whose only reachable segment is its first, with unreachable
+/// blocks after it (one storing, one exiting, as lifters leave them): the
+/// gang core may run each slot as one wave as for a one-block kernel, and
+/// the unreachable store never runs.
+#[test]
+fn unreachable_blocks_do_not_run() {
+    let k = parse(&format!(
+        "kernel @dead shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = load.global.i32 v6
+  v21 = const.i32 5
+  v22 = imul.i32 v20, v21
+  store.global.i32 v6, v22
+  exit
+block1:
+  v30 = const.i32 -1
+  store.global.i32 v6, v30
+  jump block2
+block2:
+  exit
+}}
+"
+    ));
+    let y: Vec<u8> = (0..300u32).flat_map(|i| i.to_le_bytes()).collect();
+    let out = compare(&k, &Dispatch::new([3, 1, 1], [100, 1, 1]), &y, &[]);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    assert!(got.iter().enumerate().all(|(i, &w)| w == 5 * i as u32));
+}

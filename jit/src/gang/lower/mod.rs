@@ -2301,7 +2301,10 @@ impl<'a, 'b> GLower<'a, 'b> {
     /// wave's ranges are the slot's shifted by the same amount). A slot
     /// that fails the test runs wave by wave.
     fn slot_wide_kernel(&self) -> bool {
-        if self.barriers || self.plan.segments.len() != 1 {
+        // Unreachable segments never run (a lifter's dead tail, say).
+        let mut live = self.plan.segments.iter().filter(|s| s.reachable);
+        let first_live = self.plan.segments.first().is_some_and(|s| s.reachable);
+        if self.barriers || live.nth(1).is_some() || !first_live {
             return false;
         }
         let seg = &self.plan.segments[0];
