@@ -135,6 +135,15 @@ impl GLower<'_, '_> {
         }
         let vals = self.val(args[1])?;
         if let Some(p) = self.whole_fast_address(inst)? {
+            if self.calls_in_chunk == 0 {
+                // No lane faulted when the chunk began, and nothing since
+                // could have faulted one.
+                for (k, &x) in vals.iter().enumerate() {
+                    let x = self.i32x4_of(x);
+                    self.b.ins().store(guest(), x, p, 16 * k as i32);
+                }
+                return Ok(());
+            }
             // Every lane of the chunk is active unless the exact path of
             // this chunk faulted one (then the helper stores the others).
             let faulted = self.ctx_load(types::I32, off::FAULTED);

@@ -227,6 +227,14 @@ pub(crate) struct GLower<'a, 'b> {
     /// (`wavejit_ir::host_float_env`): f32 arithmetic on `varying` values leaves the flushes
     /// to it.
     hw_flush: inst::HwFlush,
+    /// In a whole-chunk loop: where it leaves, and the chunk's offset. A
+    /// chunk whose float rules ask for the exact redo before it wrote memory
+    /// leaves for the general loop, which redoes it: the loop then has no
+    /// call, and keeps its values in registers.
+    whole_leave: Option<(ir::Block, ir::Value)>,
+    /// Helper calls emitted since the current chunk's code began (a store
+    /// of a whole chunk needs no fault test when none can have run).
+    calls_in_chunk: u32,
     /// Values of the run being emitted that are computed from the chunk's
     /// own loads, so the code computing them stays inside the loop.
     varying: std::collections::HashSet<wj::Value>,
@@ -489,6 +497,8 @@ impl<'a, 'b> GLower<'a, 'b> {
             chunk_mask: None,
             whole_fast: false,
             hw_flush: inst::HwFlush::Off,
+            whole_leave: None,
+            calls_in_chunk: 0,
             varying: Default::default(),
             dispatch_at: None,
             defers: false,
@@ -659,6 +669,7 @@ impl<'a, 'b> GLower<'a, 'b> {
 
     /// Calls helper `f` (of kind `h`) with `args` through its trampoline.
     pub(super) fn call_helper(&mut self, h: Helper, f: ir::Value, args: &[ir::Value]) {
+        self.calls_in_chunk += 1;
         let t = match args.len() {
             4 => self.tramps[0],
             5 => self.tramps[1],
@@ -2259,16 +2270,16 @@ impl<'a, 'b> GLower<'a, 'b> {
         let faulted = self.ctx_load(types::I32, off::FAULTED);
         let clean = self.b.ins().icmp_imm_s(CC::Equal, faulted, 0);
         let go = self.b.ins().band(more, clean);
+        // Every way out of the loop passes here, with the chunk the general
+        // loop goes on from.
+        let leave = self.b.create_block();
+        let from = self.b.append_block_param(leave, types::I32);
+        self.b.ins().brif(go, body, &[], leave, &[c.into()]);
+        self.b.switch_to_block(leave);
         if hw_flush != inst::HwFlush::Off {
-            // Every way out of the loop passes here.
-            let leave = self.b.create_block();
-            self.b.ins().brif(go, body, &[], leave, &[]);
-            self.b.switch_to_block(leave);
             self.float_env(0);
-            self.b.ins().jump(exit, &[c.into()]);
-        } else {
-            self.b.ins().brif(go, body, &[], exit, &[c.into()]);
         }
+        self.b.ins().jump(exit, &[from.into()]);
         self.b.switch_to_block(body);
         // Every lane of the chunk exists and is active (what the tracked
         // loop's successor notes need to know).
@@ -2281,10 +2292,13 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.whole_fast = true;
         self.hw_flush = hw_flush;
         self.varying = inst::varying(self.kernel, &run.insts);
+        self.whole_leave = Some((leave, c));
+        self.calls_in_chunk = 0;
         let r = self.run(k, 0, seg.block, run, seg.next_pc);
         self.whole_fast = false;
         self.hw_flush = inst::HwFlush::Off;
         self.varying.clear();
+        self.whole_leave = None;
         r?;
         let next = self.b.ins().iadd_imm_s(c, l);
         self.b.ins().jump(head, &[next.into()]);
@@ -2613,6 +2627,26 @@ impl<'a, 'b> GLower<'a, 'b> {
             return Ok(());
         };
         let any = self.b.ins().vany_true(any);
+        let wrote = self
+            .plan
+            .segments
+            .get(seg)
+            .and_then(|s| s.runs.get(r))
+            .is_none_or(|run| {
+                run.insts[..stop.min(run.insts.len())]
+                    .iter()
+                    .any(|&i| visible_write(&self.kernel.insts[i].kind))
+            });
+        if let Some((leave, c)) = self.whole_leave
+            && !wrote
+        {
+            // Nothing of the chunk is in memory yet: the general loop
+            // runs it again, redo included.
+            let on = self.b.create_block();
+            self.b.ins().brif(any, leave, &[c.into()], on, &[]);
+            self.b.switch_to_block(on);
+            return Ok(());
+        }
         // The values used after this point that this run computed.
         let mut live: Vec<wj::Value> = Vec::new();
         for &v in used {
