@@ -297,6 +297,12 @@ fn guarded_trip_bound(
     l: &Loop<'_>,
 ) -> Option<u64> {
     let h = l.header;
+    // The blocks on every iteration's path: those dominating every tail.
+    let on_every_path: Vec<Block> = order
+        .iter()
+        .copied()
+        .filter(|&x| l.inside[x.index()] && l.tails.iter().all(|&t| dom.dominates(x, t)))
+        .collect();
     let mut best: Option<u64> = None;
     for (i, &p) in kernel.blocks[h].params.iter().enumerate() {
         let ty = kernel.value_type(p);
@@ -338,11 +344,7 @@ fn guarded_trip_bound(
         let reach = offsets.values().map(|r| r.1).max().unwrap_or(0);
         let top = ty.mask();
         let below_top = |v: Option<u64>| v.is_some_and(|v| v <= top);
-        for &x in order {
-            // A guard on every iteration's path: it dominates every tail.
-            if !l.inside[x.index()] || !l.tails.iter().all(|&t| dom.dominates(x, t)) {
-                continue;
-            }
+        for &x in &on_every_path {
             let Some((q, guarded)) = guard(kernel, x, l.inside, &offsets) else {
                 continue;
             };
