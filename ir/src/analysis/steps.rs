@@ -9,8 +9,7 @@
 //!   level halved each iteration): at most `ceil(bits / k)` back edges; or
 //! - `p + c` (constant `c > 0`) while the new value is `< n` unsigned
 //!   (constant `n`, with `n + c` and the entry constants plus `c` inside the
-//!   type, so it cannot wrap): at most `ceil(n / c)` back edges.
-//!
+//!   type, so it cannot wrap): at most `ceil(n / c)` back edges;
 //! - or, with any number of back edges, `p` grows by constants on every path
 //!   round the loop (at least 1 per iteration; `iadd` of a constant below
 //!   half the type's range, through block parameters) and a block on every
