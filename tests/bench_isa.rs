@@ -43,6 +43,8 @@ fn rv32_alu_through_the_device_is_bit_exact() {
     let mut w = Rv32Workload::new(Computation::Alu, N).expect("set up");
     assert!(w.agrees().expect("runs"));
     assert_eq!(w.engine(), "jit");
+    // One JIT thread, as the 1-thread rows it sits beside.
+    assert_eq!(w.jit_threads(), 1);
     let got = words(&w.output().expect("read back"));
     let want = expected(Computation::Alu, 1);
     assert_eq!(got, want);

@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-const KEYS: [&str; 29] = [
+const KEYS: [&str; 31] = [
     "alu_vs_native",
     "saxpy_vs_native",
     "jit_vs_interpreter",
@@ -32,6 +32,8 @@ const KEYS: [&str; 29] = [
     "interpreter_fallbacks",
     "rv32_alu_vs_native",
     "rv32_saxpy_vs_native",
+    "rv32_alu_vs_ir_alu",
+    "rv32_saxpy_vs_ir_saxpy",
     "agx_alu_vs_native",
     "agx_saxpy_vs_native",
     "rv32_saxpy_vs_qemu",

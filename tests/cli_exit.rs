@@ -164,6 +164,18 @@ fn usage_errors_exit_2_naming_the_value_and_limit() {
     // At the limit it runs.
     let (code, _, err) = wavejit(&["rv32", "run", &rv, "--block", "8192"]);
     assert_eq!(code, Some(0), "{err}");
+    for bad in ["0", "1025"] {
+        let (code, _, err) = wavejit(&["rv32", "run", &rv, "--jit-threads", bad]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "--jit-threads: jit_threads {bad}: the JIT needs 1 to 1024 threads"
+            )),
+            "{err}"
+        );
+    }
+    let (code, _, err) = wavejit(&["rv32", "run", &rv, "--jit-threads", "1"]);
+    assert_eq!(code, Some(0), "{err}");
 
     let k = temp("double2.wj", DOUBLE.as_bytes());
     let (code, _, err) = wavejit(&["ir", "run", &k, "--grid", "x"]);

@@ -19,6 +19,10 @@ typedef struct WjMmioDevice WjMmioDevice;
 /* New device with vram_size bytes of VRAM (0: 64 MiB; must be a power of two).
  * Returns NULL on failure. */
 WjMmioDevice *wj_mmio_new(uint64_t vram_size);
+/* As wj_mmio_new, with a JIT that runs a large dispatch on jit_threads threads,
+ * the one writing DISPATCH included (wj_mmio_new: every host thread). Returns
+ * NULL unless 1 <= jit_threads <= 1024. */
+WjMmioDevice *wj_mmio_new_threads(uint64_t vram_size, uint32_t jit_threads);
 void wj_mmio_free(WjMmioDevice *dev);
 
 uint64_t wj_mmio_read(const WjMmioDevice *dev, uint32_t bar, uint64_t offset, uint32_t size);

@@ -106,6 +106,10 @@ fn header_constants_and_prototypes_match_rust() {
     c += &value_asserts(named.iter().map(|(n, v)| (n.as_str(), *v)));
     for (name, ty) in [
         ("wj_mmio_new", "WjMmioDevice *(*)(uint64_t)"),
+        (
+            "wj_mmio_new_threads",
+            "WjMmioDevice *(*)(uint64_t, uint32_t)",
+        ),
         ("wj_mmio_free", "void (*)(WjMmioDevice *)"),
         (
             "wj_mmio_read",

@@ -2,7 +2,13 @@
 //! device: ELF loading, the ID window, a call/ret through the jalr hub, fmadd with
 //! dynamic rounding, FP loads from .rodata, divergent loops, div and fsqrt.
 
+use wavejit_frontend::rv32::lift::{DEFAULT_CYCLE_LIMIT, DispatchShape, LiftConfig, lift};
 use wavejit_frontend::rv32::load_elf;
+use wavejit_ir::analysis::step_bound;
+use wavejit_ir::interp::Interpreter;
+use wavejit_ir::{Dispatch, Engine};
+use wavejit_jit::{Core, Jit, JitConfig};
+use wavejit_runtime::AddressSpace;
 use wavejit_runtime::mmio::regs::*;
 use wavejit_runtime::mmio::{DeviceConfig, EngineChoice, GpgpuDevice};
 
@@ -87,6 +93,73 @@ fn collatz_divergent_loops_div_and_sqrt() {
         for i in 0..n as u32 {
             assert_eq!(out[2 * i as usize], collatz_steps(i + 1), "steps {i}");
             assert_eq!(out[2 * i as usize + 1], 1_000_000 / (i + 1), "div {i}");
+            assert_eq!(roots[i as usize], (i as f32).sqrt().to_bits(), "sqrt {i}");
+        }
+    }
+}
+
+/// The collatz loop as the device lifts it (its grid known, with and without
+/// the cycle limit) has a static step bound (its counted `i != 1000` exit,
+/// `ir::analysis::step_bound`), so under the device's unlimited IR step limit
+/// it runs on the gang core, with the interpreter's results.
+#[test]
+fn collatz_loop_is_bounded_and_runs_on_the_gang_core() {
+    let path = format!("{KERNELS}/collatz.elf");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let image = load_elf(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (groups, size) = (4u32, 64u32);
+    let n = (groups * size) as usize;
+    for cycle_limit in [Some(DEFAULT_CYCLE_LIMIT), None] {
+        let mems: Vec<AddressSpace> = (0..2)
+            .map(|_| {
+                let m = AddressSpace::new();
+                m.alloc_at(0, 1 << 20).expect("memory");
+                for seg in &image.segments {
+                    m.write_bytes(u64::from(seg.vaddr), &seg.data)
+                        .expect("segment");
+                }
+                m
+            })
+            .collect();
+        let fetch = |pc: u32| mems[0].read_u32s(u64::from(pc), 1).ok().map(|w| w[0]);
+        let config = LiftConfig {
+            cycle_limit,
+            shape: Some(DispatchShape {
+                num_workgroups: [groups, 1, 1],
+                workgroup_size: [size, 1, 1],
+            }),
+            ..LiftConfig::default()
+        };
+        let lifted = lift(&fetch, image.entry, &config).expect("lifts");
+        // The loop's four blocks (three without the cycle-limit tests split
+        // out) at most 1000 times each, and the other blocks once.
+        let want = if cycle_limit.is_some() { 4012 } else { 4004 };
+        assert_eq!(step_bound(&lifted.kernel), Some(want), "{cycle_limit:?}");
+        let mut d = Dispatch::new([groups, 1, 1], [size, 1, 1]);
+        d.wave_size = 32;
+        d.step_limit = lifted.step_limit();
+        let jit = Jit::new(JitConfig {
+            core: Core::Gang,
+            threads: 1,
+            ..JitConfig::default()
+        });
+        let c = jit.compile_for(&lifted.kernel, &d).expect("compiles");
+        assert!(c.gang_takes(&d), "{cycle_limit:?}: not on the gang core");
+        jit.run(&lifted.kernel, &d, &mems[0]).expect("runs");
+        Interpreter
+            .run(&lifted.kernel, &d, &mems[1])
+            .expect("interprets");
+        assert_eq!(jit.gang_fallbacks(), 0);
+        let out = |m: &AddressSpace| {
+            (
+                m.read_u32s(0x30000, 2 * n).expect("reads"),
+                m.read_u32s(0x40000, n).expect("reads"),
+            )
+        };
+        let (steps, roots) = out(&mems[0]);
+        assert_eq!((steps.clone(), roots.clone()), out(&mems[1]));
+        for i in 0..n as u32 {
+            assert_eq!(steps[2 * i as usize], collatz_steps(i + 1), "steps {i}");
             assert_eq!(roots[i as usize], (i as f32).sqrt().to_bits(), "sqrt {i}");
         }
     }

@@ -1,7 +1,9 @@
 //! The ISA rows of `wavejit bench`: RV32 through the MMIO device and AGX, each
 //! against the 1-thread native loop over preallocated buffers in the same run
-//! (alternated, CPU time), and the AQL empty-dispatch round trip. A benchmark
-//! that cannot run is a failed row (JSON null) that says why.
+//! (alternated, thread CPU time, the device's JIT on one thread), RV32 also
+//! against the IR kernel of the same computation on a 1-thread JIT in those
+//! runs, and the AQL empty-dispatch round trip. A benchmark that cannot run is
+//! a failed row (JSON null) that says why.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use super::agx::AgxWorkload;
 use super::rv32::Rv32Workload;
 use super::side::{BenchError, Computation, SideBySide};
 use super::timing::{self, Clock, REPS, Sample, short};
-use super::{Row, Target};
+use super::{Row, Target, Workload, figure, jit_with_threads};
 
 /// Elements of the quick ALU and saxpy runs (the IR `alu` / `saxpy` sizes).
 pub const ALU_ELEMENTS: usize = 1 << 18;
@@ -49,7 +51,12 @@ fn compare(w: &mut dyn SideBySide) -> Result<(Sample, Sample, bool), BenchError>
     Ok((times[0], times[1], exact))
 }
 
-fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, BenchError>) -> Row {
+fn ratio_row(
+    key: &'static str,
+    target: Target,
+    what: &str,
+    made: Result<Box<dyn SideBySide>, BenchError>,
+) -> Row {
     let measured = made.and_then(|mut w| {
         let clock = w.clock();
         compare(w.as_mut()).map(|m| (m, clock))
@@ -64,7 +71,7 @@ fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, Be
                 key,
                 value: tn.cpu(clock).as_secs_f64() / td.cpu(clock).as_secs_f64(),
                 unit: "x",
-                target: Target::None,
+                target,
                 note: format!(
                     "{what}, {cpu}: wavejit {}, native 1t {}; wall: wavejit {}, native {}; bit-exact {}",
                     short(td.cpu(clock)),
@@ -77,8 +84,98 @@ fn ratio_row(key: &'static str, what: &str, made: Result<Box<dyn SideBySide>, Be
                 skipped: false,
             }
         }
-        Err(e) => Row::failure(key, "x", Target::None, e.to_string()),
+        Err(e) => Row::failure(key, "x", target, e.to_string()),
     }
+}
+
+/// Issue 17's bound on a lifted kernel's cost: at most 1.5 times the IR
+/// kernel's, i.e. at least 2/3 of its speed.
+const VS_IR_TARGET: Target = Target::AtLeast(2.0 / 3.0);
+
+/// The RV32 device's run of `computation` over `n` elements, its native loop
+/// and the IR kernel of the same computation on a 1-thread JIT, alternated in
+/// the same runs: `[rv32_*_vs_native, rv32_*_vs_ir_*]`. Thread CPU time: the
+/// device's JIT has one thread, so DISPATCH runs on the thread writing it.
+fn rv32_rows(
+    computation: Computation,
+    n: usize,
+    keys: [&'static str; 2],
+    native_target: Target,
+    what: &str,
+) -> [Row; 2] {
+    let measured = (|| -> Result<(Vec<Sample>, bool, bool, &'static str), String> {
+        let mut dev = Rv32Workload::new(computation, n).map_err(|e| e.to_string())?;
+        let native_exact = dev.agrees().map_err(|e| e.to_string())?;
+        let engine = dev.engine();
+        let jit = jit_with_threads(1);
+        let mut ir = match computation {
+            Computation::Alu => Workload::alu(n),
+            Computation::Saxpy => Workload::saxpy(n),
+        };
+        // The IR kernel from zeroed y, as the device's run in `agrees` was.
+        ir.reset()?;
+        ir.run(&jit)?;
+        let ir_exact = ir.output()? == dev.output().map_err(|e| e.to_string())?;
+        ir.settle(&jit)?;
+        let times = timing::alternated(REPS, 3, timing::WARM, |i| match i {
+            0 => dev.run().map_err(|e| e.to_string()),
+            1 => {
+                dev.run_native();
+                Ok(())
+            }
+            _ => ir.run(&jit),
+        })?;
+        Ok((times, native_exact, ir_exact, engine))
+    })();
+    let (times, native_exact, ir_exact, engine) = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            return [
+                Row::failure(keys[0], "x", native_target, e.clone()),
+                Row::failure(keys[1], "x", VS_IR_TARGET, e),
+            ];
+        }
+    };
+    let (dev, native, ir) = (times[0], times[1], times[2]);
+    let yes = |b: bool| if b { "yes" } else { "NO" };
+    let cpu = |s: Sample| s.cpu(Clock::Thread).as_secs_f64();
+    [
+        Row {
+            key: keys[0],
+            value: cpu(native) / cpu(dev),
+            unit: "x",
+            target: native_target,
+            note: format!(
+                "{what} ({engine}, 1 JIT thread), thread CPU: wavejit {}, native 1t {}; wall: \
+                 wavejit {}, native {}; bit-exact {}",
+                short(dev.thread_cpu),
+                short(native.thread_cpu),
+                short(dev.wall),
+                short(native.wall),
+                yes(native_exact)
+            ),
+            failed: !native_exact,
+            skipped: false,
+        },
+        Row {
+            key: keys[1],
+            value: cpu(ir) / cpu(dev),
+            unit: "x",
+            target: VS_IR_TARGET,
+            note: format!(
+                "the same runs, thread CPU: IR kernel on a 1-thread JIT {}, RV32 device {} \
+                 ({}x the IR kernel's time); wall: IR {}, device {}; device's y = IR's y {}",
+                short(ir.thread_cpu),
+                short(dev.thread_cpu),
+                figure(cpu(dev) / cpu(ir), 3),
+                short(ir.wall),
+                short(dev.wall),
+                yes(ir_exact)
+            ),
+            failed: !ir_exact,
+            skipped: false,
+        },
+    ]
 }
 
 fn boxed<W: SideBySide + 'static>(
@@ -163,7 +260,7 @@ fn qemu_row() -> Row {
     })();
     match measured {
         Ok((device, q)) => {
-            let cpu = device.cpu(Clock::Process);
+            let cpu = device.cpu(Clock::Thread);
             Row {
                 key: KEY,
                 value: q.kernel().as_secs_f64() / cpu.as_secs_f64(),
@@ -171,8 +268,8 @@ fn qemu_row() -> Row {
                 target,
                 note: format!(
                     "{SAXPY_ELEMENTS} lanes: qemu {} per run minus {} without the lanes = {} \
-                     (wall, 1 thread, median of {QEMU_REPS}); device {} process CPU (all its \
-                     threads; wall {}); qemu's y bit-exact {}",
+                     (wall, 1 thread, median of {QEMU_REPS}); device {} thread CPU (1 JIT \
+                     thread; wall {}); qemu's y bit-exact {}",
                     short(q.with_lanes),
                     short(q.without),
                     short(q.kernel()),
@@ -222,24 +319,34 @@ fn tinygrad_row() -> Row {
 pub fn isa_rows() -> Vec<Row> {
     let alu = format!("{ALU_ELEMENTS} lanes");
     let saxpy = format!("{SAXPY_ELEMENTS} floats");
+    let [alu_native, alu_ir] = rv32_rows(
+        Computation::Alu,
+        ALU_ELEMENTS,
+        ["rv32_alu_vs_native", "rv32_alu_vs_ir_alu"],
+        Target::None,
+        &format!("{alu} via MMIO DISPATCH"),
+    );
+    let [saxpy_native, saxpy_ir] = rv32_rows(
+        Computation::Saxpy,
+        SAXPY_ELEMENTS,
+        ["rv32_saxpy_vs_native", "rv32_saxpy_vs_ir_saxpy"],
+        Target::AtLeast(0.3),
+        &format!("{saxpy} via MMIO DISPATCH"),
+    );
     vec![
-        ratio_row(
-            "rv32_alu_vs_native",
-            &format!("{alu} via MMIO DISPATCH"),
-            boxed(Rv32Workload::new(Computation::Alu, ALU_ELEMENTS)),
-        ),
-        ratio_row(
-            "rv32_saxpy_vs_native",
-            &format!("{saxpy} via MMIO DISPATCH"),
-            boxed(Rv32Workload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
-        ),
+        alu_native,
+        saxpy_native,
+        alu_ir,
+        saxpy_ir,
         ratio_row(
             "agx_alu_vs_native",
+            Target::None,
             &alu,
             boxed(AgxWorkload::new(Computation::Alu, ALU_ELEMENTS)),
         ),
         ratio_row(
             "agx_saxpy_vs_native",
+            Target::None,
             &saxpy,
             boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
         ),

@@ -219,7 +219,7 @@ impl Workload {
     /// Runs the kernel on `jit` until a run compiles nothing: a kernel that
     /// starts at the baseline tier is recompiled optimized after enough lanes,
     /// and that compile must not land in a timed run.
-    fn settle(&mut self, jit: &Jit) -> Result<(), String> {
+    pub fn settle(&mut self, jit: &Jit) -> Result<(), String> {
         for _ in 0..4 {
             let before = jit.compile_count();
             self.run(jit)?;
@@ -288,9 +288,14 @@ impl Target {
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // `1.8` as it is, 2/3 to three figures rather than all seventeen.
+        let t = |v: f64| {
+            let s = v.to_string();
+            if s.len() > 6 { format!("{v:.3}") } else { s }
+        };
         match self {
-            Target::AtLeast(t) => write!(f, ">= {t}"),
-            Target::AtMost(t) => write!(f, "<= {t}"),
+            Target::AtLeast(v) => write!(f, ">= {}", t(*v)),
+            Target::AtMost(v) => write!(f, "<= {}", t(*v)),
             Target::None => f.write_str("-"),
         }
     }
@@ -940,6 +945,8 @@ mod tests {
         assert!(!skipped.failed && skipped.value.is_nan());
         assert_eq!(Target::AtLeast(1.8).to_string(), ">= 1.8");
         assert_eq!(Target::AtMost(1.0).to_string(), "<= 1");
+        assert_eq!(Target::AtLeast(2.0 / 3.0).to_string(), ">= 0.667");
+        assert_eq!(Target::AtLeast(0.3).to_string(), ">= 0.3");
     }
 
     #[test]

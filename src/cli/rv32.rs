@@ -69,6 +69,10 @@ pub enum Rv32Command {
         /// interrupted).
         #[arg(long, default_value_t = 100_000)]
         cycle_limit: u32,
+        /// Threads the JIT runs a large dispatch on, this one included (1 to
+        /// 1024); default: every host thread.
+        #[arg(long, value_name = "N")]
+        jit_threads: Option<usize>,
     },
 }
 
@@ -91,6 +95,7 @@ pub fn run(cmd: Rv32Command) -> Result<ExitCode, CliError> {
             base,
             engine,
             cycle_limit,
+            jit_threads,
         } => {
             let engine = match engine.as_str() {
                 "jit" => EngineChoice::Jit,
@@ -113,6 +118,7 @@ pub fn run(cmd: Rv32Command) -> Result<ExitCode, CliError> {
                 base: parse_addr(&base)?,
                 engine,
                 cycle_limit: (cycle_limit != 0).then_some(cycle_limit),
+                jit_threads,
             };
             run_kernel(&file, &opts)
         }
@@ -249,6 +255,7 @@ struct RunOptions {
     base: u32,
     engine: EngineChoice,
     cycle_limit: Option<u32>,
+    jit_threads: Option<usize>,
 }
 
 /// Writes `data` at VRAM `addr` through BAR2 (8-byte accesses, then bytes).
@@ -296,8 +303,12 @@ fn run_kernel(file: &PathBuf, o: &RunOptions) -> Result<ExitCode, CliError> {
         capture_context: o.regs,
         engine: o.engine,
         cycle_limit: o.cycle_limit,
+        jit_threads: o.jit_threads,
         ..DeviceConfig::default()
     };
+    // A bad value is the option's fault (exit 2), not the input's.
+    cfg.validate()
+        .map_err(|e| usage(format!("--jit-threads: {e}")))?;
     // Sizes come from the file: check them before anything is allocated for
     // them (a 5 KB ELF may declare a 4 GB p_memsz).
     for seg in &image.segments {

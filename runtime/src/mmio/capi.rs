@@ -14,7 +14,22 @@ pub struct WjMmioDevice {
 /// the size is not a power of two or the allocation fails.
 #[unsafe(no_mangle)]
 pub extern "C" fn wj_mmio_new(vram_size: u64) -> *mut WjMmioDevice {
-    let mut cfg = DeviceConfig::default();
+    new_device(vram_size, None)
+}
+
+/// As `wj_mmio_new`, with a JIT that runs a large dispatch on `jit_threads`
+/// threads, the DISPATCH writer's included (1 to `MAX_JIT_THREADS`; 0 or more
+/// returns null, as a bad VRAM size does).
+#[unsafe(no_mangle)]
+pub extern "C" fn wj_mmio_new_threads(vram_size: u64, jit_threads: u32) -> *mut WjMmioDevice {
+    new_device(vram_size, Some(jit_threads as usize))
+}
+
+fn new_device(vram_size: u64, jit_threads: Option<usize>) -> *mut WjMmioDevice {
+    let mut cfg = DeviceConfig {
+        jit_threads,
+        ..DeviceConfig::default()
+    };
     if vram_size != 0 {
         cfg.vram_size = vram_size;
     }

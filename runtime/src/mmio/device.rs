@@ -2,7 +2,7 @@
 
 use wavejit_frontend::rv32::lift::LiftedKernel;
 use wavejit_ir::Budget;
-use wavejit_jit::Jit;
+use wavejit_jit::{Jit, JitConfig};
 
 use super::dma::DmaHost;
 use super::launch::{DeviceFault, LaunchReport};
@@ -31,6 +31,27 @@ pub struct DeviceConfig {
     /// Record every lane's final registers in VRAM at `launch::CONTEXT_BASE`.
     pub capture_context: bool,
     pub engine: EngineChoice,
+    /// Threads the JIT runs a large dispatch on, the DISPATCH writer's
+    /// included (1 to [`MAX_JIT_THREADS`]); `None`: every host thread.
+    pub jit_threads: Option<usize>,
+}
+
+/// Most JIT threads a device takes: each is an OS thread kept for the device's
+/// life, and more than any host has cores only costs memory.
+pub const MAX_JIT_THREADS: usize = 1024;
+
+impl DeviceConfig {
+    /// Refuses a configuration [`GpgpuDevice::new`] would refuse, before
+    /// anything is allocated.
+    pub fn validate(&self) -> Result<(), DeviceError> {
+        if !self.vram_size.is_power_of_two() || self.vram_size < 4096 {
+            return Err(DeviceError::VramSize(self.vram_size));
+        }
+        match self.jit_threads {
+            Some(n) if n == 0 || n > MAX_JIT_THREADS => Err(DeviceError::JitThreads(n)),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Default for DeviceConfig {
@@ -43,6 +64,7 @@ impl Default for DeviceConfig {
             cycle_limit: Some(wavejit_frontend::rv32::lift::DEFAULT_CYCLE_LIMIT),
             capture_context: false,
             engine: EngineChoice::Jit,
+            jit_threads: None,
         }
     }
 }
@@ -96,6 +118,8 @@ pub struct GpgpuDevice {
 pub enum DeviceError {
     #[error("vram_size {0:#x} is not a power of two of at least 4 KiB")]
     VramSize(u64),
+    #[error("jit_threads {0}: the JIT needs 1 to {MAX_JIT_THREADS} threads")]
+    JitThreads(usize),
     #[error("VRAM allocation failed: {0}")]
     Alloc(#[from] crate::memory::MemError),
 }
@@ -103,17 +127,19 @@ pub enum DeviceError {
 impl GpgpuDevice {
     /// A powered-on device: VRAM zeroed, READY set, everything else 0.
     pub fn new(cfg: DeviceConfig) -> Result<GpgpuDevice, DeviceError> {
-        if !cfg.vram_size.is_power_of_two() || cfg.vram_size < 4096 {
-            return Err(DeviceError::VramSize(cfg.vram_size));
-        }
+        cfg.validate()?;
         let vram = AddressSpace::new();
         vram.alloc_at(0, cfg.vram_size)?;
+        let mut jit_config = JitConfig::default();
+        if let Some(threads) = cfg.jit_threads {
+            jit_config.threads = threads;
+        }
         Ok(GpgpuDevice {
             cfg,
             regs: Regs::default(),
             msix_table: [0; MSIX_VECTORS * 4],
             vram,
-            jit: Jit::default(),
+            jit: Jit::new(jit_config),
             cached: None,
             resume_cache: Vec::new(),
             learned: None,
@@ -126,6 +152,12 @@ impl GpgpuDevice {
 
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
+    }
+
+    /// Threads the device's JIT runs a large dispatch on (the DISPATCH
+    /// writer's included): [`DeviceConfig::jit_threads`], or every host thread.
+    pub fn jit_threads(&self) -> usize {
+        self.jit.config().threads
     }
 
     /// The budget of every DISPATCH (default [`Budget::from_env`]): past it

@@ -16,7 +16,7 @@ mod launch;
 pub mod regs;
 pub mod resume;
 
-pub use device::{DeviceConfig, DeviceError, EngineChoice, GpgpuDevice};
+pub use device::{DeviceConfig, DeviceError, EngineChoice, GpgpuDevice, MAX_JIT_THREADS};
 pub use dma::{DmaHost, VecHost};
 pub use launch::{DeviceFault, DeviceFaultKind, LaunchReport};
 pub use wavejit_frontend::rv32::lift::LaneContext;
