@@ -58,10 +58,16 @@ pub struct Ieee {
 
 impl Ieee {
     pub fn enter() -> Ieee {
+        Ieee::enter_flushing(false, false)
+    }
+
+    /// IEEE but for DAZ and FTZ as given (see [`set_hardware_flush`]).
+    pub fn enter_flushing(daz: bool, ftz: bool) -> Ieee {
         #[cfg(target_arch = "x86_64")]
         {
             let m = get();
-            let want = (m & !CONTROL_BITS) | IEEE_CONTROL;
+            let flush = if daz { DAZ } else { 0 } | if ftz { FTZ } else { 0 };
+            let want = (m & !CONTROL_BITS) | IEEE_CONTROL | flush;
             if m == want {
                 return Ieee { saved: None };
             }
@@ -69,7 +75,10 @@ impl Ieee {
             Ieee { saved: Some(m) }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        Ieee {}
+        {
+            let _ = (daz, ftz);
+            Ieee {}
+        }
     }
 }
 

@@ -1296,9 +1296,15 @@ block0:
         (0x7f80_0001, 0x3f80_0000, 0x7fc0_0001),
         (0x7f80_0000, 0x0000_0000, 0x7fc0_0000),
     ];
-    // The NaNs in a chunk of their own (a NaN sends its chunk to the exact
-    // redo).
-    let at = |j: usize| if j < 9 { j } else { 23 + j };
+    // A NaN or a result of exactly 2^-126 sends its chunk to the exact
+    // redo: those lanes are in chunks of their own, so the others' chunk
+    // runs on the hardware flush (lane 6's product is 2^-126 without FTZ).
+    let at = |j: usize| match j {
+        3..=5 => 16 + j,
+        6 => 48,
+        9.. => 23 + j,
+        _ => j,
+    };
     let case = |i: usize| {
         (0..cases.len())
             .find(|&j| at(j) == i % 64)
@@ -1346,7 +1352,7 @@ block0:
         1.5f32.to_bits(),
     );
     assert_eq!(
-        [got[64 + 3], got[64], got[64 + at(9)]],
+        [got[64 + at(3)], got[64], got[64 + at(9)]],
         [0xbfbf_fffe, 0x0000_0000, 0x7fc0_0000]
     );
     // A denormal `a` is flushed in `a * 2^30` too, which does not depend on
@@ -1355,10 +1361,15 @@ block0:
         &kernel_with(agx, agx, &format!("fmul.f32 v25, v30 {agx}")),
         0x0000_0007,
     );
-    assert_eq!(got[64..64 + 9], cases.map(|c| c.2)[..9]);
+    for j in 0..9 {
+        assert_eq!(got[64 + at(j)], cases[j].2);
+    }
     // Flushing after rounding keeps what IEEE rounds up to 2^-126.
     let got = run(&kernel("ftz", agx), 0);
-    assert_eq!([got[64 + 3], got[64 + 6]], [0x0080_0000, 0x0080_0000]);
+    assert_eq!(
+        [got[64 + at(3)], got[64 + at(6)]],
+        [0x0080_0000, 0x0080_0000]
+    );
 }
 
 /// A kernel whose only reachable segment is its first, with unreachable
@@ -1389,4 +1400,61 @@ block2:
     assert_eq!(out.fault, None);
     let got = u32s(&out.memory);
     assert!(got.iter().enumerate().all(|(i, &w)| w == 5 * i as u32));
+}
+
+/// A kernel whose blocks want different hardware flushes: block0's
+/// product flushes before rounding (DAZ and FTZ), block1's fma flushes after
+/// rounding (DAZ alone, which is the whole function's). Block0's whole
+/// chunks switch FTZ on (2^-70 squared becomes zero) and back; block1's
+/// rely on the function's DAZ to read a subnormal `x` as zero in `x * 2^100`.
+#[test]
+fn whole_chunk_loops_switch_between_hardware_flushes() {
+    const N: usize = 256;
+    let k = parse(&format!(
+        "kernel @two_rules shared 0 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i64 0x20000000
+  v21 = iadd.i64 v5, v20
+  v22 = load.global.f32 v21
+  v23 = load.global.f32 v6
+  v24 = fmul.f32 v23, v23 ftz.in ftz.tiny
+  store.global.f32 v6, v24
+  jump block1
+block1:
+  v30 = load.global.f32 v21
+  v32 = const.i32 0x71800000
+  v33 = bitcast.i32.f32 v32
+  v35 = const.f32 0.0
+  v34 = fma.f32 v30, v33, v35 ftz
+  v36 = const.i64 {z}
+  v37 = iadd.i64 v6, v36
+  store.global.f32 v37, v34
+  exit
+}}
+",
+        z = N * 4
+    ));
+    // x subnormal but in lane 5 (2^-100), y 2^-70 but in lane 6 (3).
+    let x: Vec<u8> = (0..N)
+        .flat_map(|i| if i % 64 == 5 { 0x0d80_0000u32 } else { 7 }.to_le_bytes())
+        .collect();
+    let mut y: Vec<u32> = (0..N)
+        .map(|i| {
+            if i % 64 == 6 {
+                3.0f32.to_bits()
+            } else {
+                0x1c80_0000
+            }
+        })
+        .collect();
+    y.resize(2 * N, 0);
+    let y: Vec<u8> = y.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let out = compare(&k, &Dispatch::new([4, 1, 1], [64, 1, 1]), &y, &x);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for i in 0..N {
+        let y = if i % 64 == 6 { 9.0f32.to_bits() } else { 0 };
+        let z = if i % 64 == 5 { 1.0f32.to_bits() } else { 0 };
+        assert_eq!((got[i], got[N + i]), (y, z), "lane {i}");
+    }
 }

@@ -48,6 +48,9 @@ pub struct GangCode {
     step_bound: Option<u64>,
     /// Compiled in lockstep (epoch by epoch, no scheduler; `lower::lockstep`).
     lockstep: bool,
+    /// The hardware flush a batch runs with (`lower::kernel_hw_flush`: 0
+    /// none, 1 DAZ, 2 DAZ and FTZ).
+    pub(crate) hw_flush: u32,
 }
 
 /// Vectors per chunk at `tier`: one at the baseline tier (a quarter of the
@@ -241,5 +244,6 @@ pub fn compile(
         entry_of_pc,
         step_bound,
         lockstep,
+        hw_flush: lower::kernel_hw_flush(kernel),
     })
 }

@@ -186,7 +186,8 @@ impl<'a> GangRunner<'a> {
         // SAFETY: the code was compiled for this kernel and `self.host.lanes`
         // lanes; every pointer in `ctx` refers to this runner's buffers of that
         // size (plus PAD lanes) or to the dispatch.
-        let ieee = wavejit_ir::host_float_env::Ieee::enter();
+        let flush = self.code.hw_flush;
+        let ieee = wavejit_ir::host_float_env::Ieee::enter_flushing(flush >= 1, flush >= 2);
         let faulted = unsafe { (self.code.func)(&mut ctx) } != 0 || d.step_limit < 1;
         drop(ieee);
         self.faults_left = faulted;

@@ -227,6 +227,8 @@ pub(crate) struct GLower<'a, 'b> {
     /// (`wavejit_ir::host_float_env`): f32 arithmetic on `varying` values leaves the flushes
     /// to it.
     hw_flush: inst::HwFlush,
+    /// The hardware flush the whole function runs with ([`kernel_hw_flush`]).
+    kernel_hw: inst::HwFlush,
     /// In a whole-chunk loop: where it leaves, and the chunk's offset. A
     /// chunk whose float rules ask for the exact redo before it wrote memory
     /// leaves for the general loop, which redoes it: the loop then has no
@@ -406,6 +408,24 @@ fn scratch_bytes(g: usize) -> u32 {
     ((PURE_MAX_ARGS + PURE_MAX_RESULTS) * chunk_lanes(g) * 8) as u32
 }
 
+/// The hardware flush (`inst::HwFlush`) a kernel's whole function can run
+/// with: where every f32 operation allows it, a batch sets it once and the
+/// whole-chunk loops need not switch. Code that spells its float rules out
+/// gives the same bits either way: its inputs are flushed already, and the
+/// result rules it allows FTZ for agree with FTZ (`hardware_flush_run`).
+pub(crate) fn kernel_hw_flush(kernel: &Kernel) -> u32 {
+    kernel_hw_flush_mode(kernel) as u32
+}
+
+fn kernel_hw_flush_mode(kernel: &Kernel) -> inst::HwFlush {
+    let insts: Vec<wj::Inst> = kernel
+        .blocks
+        .values()
+        .flat_map(|b| b.insts.iter().copied())
+        .collect();
+    inst::hardware_flush_run(kernel, &insts)
+}
+
 /// Entries of the scheduler's table: segments, then sync positions.
 pub(crate) fn entries(plan: &Plan) -> (Vec<u32>, Vec<(u32, wj::Inst)>) {
     let mut syncs = Vec::new();
@@ -497,6 +517,7 @@ impl<'a, 'b> GLower<'a, 'b> {
             chunk_mask: None,
             whole_fast: false,
             hw_flush: inst::HwFlush::Off,
+            kernel_hw: kernel_hw_flush_mode(kernel),
             whole_leave: None,
             calls_in_chunk: 0,
             varying: Default::default(),
@@ -2253,7 +2274,9 @@ impl<'a, 'b> GLower<'a, 'b> {
         self.b.ins().brif(ok, pre, &[], exit, &[zero.into()]);
         self.b.switch_to_block(pre);
         let hw_flush = inst::hardware_flush_run(self.kernel, &run.insts);
-        if hw_flush != inst::HwFlush::Off {
+        // (A loop without host arithmetic keeps the function's.)
+        let switch = hw_flush != inst::HwFlush::Off && hw_flush != self.kernel_hw;
+        if switch {
             self.float_env(hw_flush as i64);
         }
         // The helpers (the NaN rule's redo) read the mask from the slot.
@@ -2276,8 +2299,8 @@ impl<'a, 'b> GLower<'a, 'b> {
         let from = self.b.append_block_param(leave, types::I32);
         self.b.ins().brif(go, body, &[], leave, &[c.into()]);
         self.b.switch_to_block(leave);
-        if hw_flush != inst::HwFlush::Off {
-            self.float_env(0);
+        if switch {
+            self.float_env(self.kernel_hw as i64);
         }
         self.b.ins().jump(exit, &[from.into()]);
         self.b.switch_to_block(body);
