@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-const KEYS: [&str; 31] = [
+const KEYS: [&str; 33] = [
     "alu_vs_native",
     "saxpy_vs_native",
     "jit_vs_interpreter",
@@ -36,6 +36,8 @@ const KEYS: [&str; 31] = [
     "rv32_saxpy_vs_ir_saxpy",
     "agx_alu_vs_native",
     "agx_saxpy_vs_native",
+    "agx_alu_vs_ir_alu",
+    "agx_saxpy_vs_ir_saxpy",
     "rv32_saxpy_vs_qemu",
     "tinygrad_add_vs_cpu",
     "aql_dispatch_round_trip_us",

@@ -157,6 +157,10 @@ impl SideBySide for AgxWorkload {
         self.name
     }
 
+    fn output(&self) -> Result<Vec<u8>, BenchError> {
+        AgxWorkload::output(self)
+    }
+
     fn run(&mut self) -> Result<(), BenchError> {
         self.jit
             .run(&self.kernel, &self.dispatch, &self.mem)

@@ -36,67 +36,17 @@ fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
     t[t.len() / 2]
 }
 
-/// The device and the native loop alternated after a bit-exactness check:
-/// medians of the device and the native runs.
-fn compare(w: &mut dyn SideBySide) -> Result<(Sample, Sample, bool), BenchError> {
-    let exact = w.agrees()?;
-    let times = timing::alternated(REPS, 2, timing::WARM, |i| {
-        if i == 0 {
-            w.run()
-        } else {
-            w.run_native();
-            Ok(())
-        }
-    })?;
-    Ok((times[0], times[1], exact))
-}
-
-fn ratio_row(
-    key: &'static str,
-    target: Target,
-    what: &str,
-    made: Result<Box<dyn SideBySide>, BenchError>,
-) -> Row {
-    let measured = made.and_then(|mut w| {
-        let clock = w.clock();
-        compare(w.as_mut()).map(|m| (m, clock))
-    });
-    match measured {
-        Ok(((td, tn, exact), clock)) => {
-            let cpu = match clock {
-                Clock::Thread => "thread CPU",
-                Clock::Process => "process CPU (all the device's threads)",
-            };
-            Row {
-                key,
-                value: tn.cpu(clock).as_secs_f64() / td.cpu(clock).as_secs_f64(),
-                unit: "x",
-                target,
-                note: format!(
-                    "{what}, {cpu}: wavejit {}, native 1t {}; wall: wavejit {}, native {}; bit-exact {}",
-                    short(td.cpu(clock)),
-                    short(tn.cpu(clock)),
-                    short(td.wall),
-                    short(tn.wall),
-                    if exact { "yes" } else { "NO" }
-                ),
-                failed: !exact,
-                skipped: false,
-            }
-        }
-        Err(e) => Row::failure(key, "x", target, e.to_string()),
-    }
-}
-
 /// Issue 17's bound on a lifted kernel's cost: at most 1.5 times the IR
 /// kernel's, i.e. at least 2/3 of its speed.
 const VS_IR_TARGET: Target = Target::AtLeast(2.0 / 3.0);
 
-/// The RV32 device's run of `computation` over `n` elements, its native loop
-/// and the IR kernel of the same computation on a 1-thread JIT, alternated in
-/// the same runs: `[rv32_*_vs_native, rv32_*_vs_ir_*]`. Thread CPU time: the
-/// device's JIT has one thread, so DISPATCH runs on the thread writing it.
-fn rv32_rows(
+/// A lifted kernel's run of `computation` over `n` elements on its device,
+/// its native loop and the IR kernel of the same computation on a 1-thread
+/// JIT, alternated in the same runs: `[*_vs_native, *_vs_ir_*]`. Thread CPU
+/// time: each device runs its dispatch on the calling thread with a 1-thread
+/// JIT (the RV32 device's DISPATCH on the thread writing it).
+fn lifted_rows(
+    made: Result<Box<dyn SideBySide>, BenchError>,
     computation: Computation,
     n: usize,
     keys: [&'static str; 2],
@@ -104,7 +54,7 @@ fn rv32_rows(
     what: &str,
 ) -> [Row; 2] {
     let measured = (|| -> Result<(Vec<Sample>, bool, bool, &'static str), String> {
-        let mut dev = Rv32Workload::new(computation, n).map_err(|e| e.to_string())?;
+        let mut dev = made.map_err(|e| e.to_string())?;
         let native_exact = dev.agrees().map_err(|e| e.to_string())?;
         let engine = dev.engine();
         let jit = jit_with_threads(1);
@@ -163,8 +113,8 @@ fn rv32_rows(
             unit: "x",
             target: VS_IR_TARGET,
             note: format!(
-                "the same runs, thread CPU: IR kernel on a 1-thread JIT {}, RV32 device {} \
-                 ({}x the IR kernel's time); wall: IR {}, device {}; device's y = IR's y {}",
+                "the same runs, thread CPU: IR kernel on a 1-thread JIT {}, lifted kernel {} \
+                 ({}x the IR kernel's time); wall: IR {}, lifted {}; its y = IR's y {}",
                 short(ir.thread_cpu),
                 short(dev.thread_cpu),
                 figure(cpu(dev) / cpu(ir), 3),
@@ -319,37 +269,57 @@ fn tinygrad_row() -> Row {
 pub fn isa_rows() -> Vec<Row> {
     let alu = format!("{ALU_ELEMENTS} lanes");
     let saxpy = format!("{SAXPY_ELEMENTS} floats");
-    let [alu_native, alu_ir] = rv32_rows(
+    let rv32 = |c| {
+        boxed(Rv32Workload::new(
+            c,
+            if c == Computation::Alu {
+                ALU_ELEMENTS
+            } else {
+                SAXPY_ELEMENTS
+            },
+        ))
+    };
+    let [alu_native, alu_ir] = lifted_rows(
+        rv32(Computation::Alu),
         Computation::Alu,
         ALU_ELEMENTS,
         ["rv32_alu_vs_native", "rv32_alu_vs_ir_alu"],
         Target::None,
         &format!("{alu} via MMIO DISPATCH"),
     );
-    let [saxpy_native, saxpy_ir] = rv32_rows(
+    let [saxpy_native, saxpy_ir] = lifted_rows(
+        rv32(Computation::Saxpy),
         Computation::Saxpy,
         SAXPY_ELEMENTS,
         ["rv32_saxpy_vs_native", "rv32_saxpy_vs_ir_saxpy"],
         Target::AtLeast(0.3),
         &format!("{saxpy} via MMIO DISPATCH"),
     );
+    let [agx_alu_native, agx_alu_ir] = lifted_rows(
+        boxed(AgxWorkload::new(Computation::Alu, ALU_ELEMENTS)),
+        Computation::Alu,
+        ALU_ELEMENTS,
+        ["agx_alu_vs_native", "agx_alu_vs_ir_alu"],
+        Target::None,
+        &alu,
+    );
+    let [agx_saxpy_native, agx_saxpy_ir] = lifted_rows(
+        boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
+        Computation::Saxpy,
+        SAXPY_ELEMENTS,
+        ["agx_saxpy_vs_native", "agx_saxpy_vs_ir_saxpy"],
+        Target::AtLeast(0.3),
+        &saxpy,
+    );
     vec![
         alu_native,
         saxpy_native,
         alu_ir,
         saxpy_ir,
-        ratio_row(
-            "agx_alu_vs_native",
-            Target::None,
-            &alu,
-            boxed(AgxWorkload::new(Computation::Alu, ALU_ELEMENTS)),
-        ),
-        ratio_row(
-            "agx_saxpy_vs_native",
-            Target::None,
-            &saxpy,
-            boxed(AgxWorkload::new(Computation::Saxpy, SAXPY_ELEMENTS)),
-        ),
+        agx_alu_native,
+        agx_saxpy_native,
+        agx_alu_ir,
+        agx_saxpy_ir,
         qemu_row(),
         tinygrad_row(),
         aql_row(),

@@ -273,6 +273,14 @@ impl SideBySide for Rv32Workload {
         self.name
     }
 
+    fn output(&self) -> Result<Vec<u8>, BenchError> {
+        Rv32Workload::output(self)
+    }
+
+    fn engine(&self) -> &'static str {
+        Rv32Workload::engine(self)
+    }
+
     fn run(&mut self) -> Result<(), BenchError> {
         let d = &mut self.device;
         d.mmio_write(0, KERNEL_ADDR_LO, 4, u64::from(CODE_BASE));

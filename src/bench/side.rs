@@ -55,6 +55,12 @@ pub trait SideBySide {
     /// Resets both outputs, runs each side once and tells whether they agree bit
     /// for bit.
     fn agrees(&mut self) -> Result<bool, BenchError>;
+    /// The device's output after its last run.
+    fn output(&self) -> Result<Vec<u8>, BenchError>;
+    /// What ran the last dispatch (the JIT, unless the device says).
+    fn engine(&self) -> &'static str {
+        "jit"
+    }
     /// The CPU clock the two sides are compared on: the calling thread's when
     /// the device runs on it alone, the whole process's when the device uses
     /// more threads than the 1-thread native loop.
