@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use cranelift_entity::packed_option::ReservedValue;
 use promote_support::{BASE, fault_place, run};
 use wavejit_ir::text::print;
-use wavejit_ir::transform::{FoldStats, fold_constants};
+use wavejit_ir::transform::{FoldStats, eliminate_common_subexpressions, fold_constants};
 use wavejit_ir::verify::verify;
 use wavejit_ir::{
     AddrSpace, Block, BlockCall, Builtin, CastOp, Denorm, Dispatch, FBinOp, FUnOp, FloatCC,
@@ -791,4 +791,123 @@ fn random_kernels_behave_the_same_after_folding() {
     assert!(faults > 10, "faults are compared too");
     assert!(watchdogs > 5, "runaway loops are compared too");
     assert!(ops_after * 10 < ops_before * 9, "at least 10% fewer ops");
+}
+
+/// `transform::eliminate_common_subexpressions` on the same random kernels,
+/// each also with a copy of every other pure instruction and builtin placed
+/// right after it (so merges happen beside the constants the generator
+/// repeats): the same memory and fault on the interpreter, a kernel that
+/// verifies, and nothing left to merge on a second run.
+#[test]
+fn random_kernels_behave_the_same_after_merging_common_subexpressions() {
+    let mut merged = 0;
+    for seed in 0..600u64 {
+        let mut k = random_kernel(seed, seed % 3 == 2);
+        duplicate_some(&mut k, seed);
+        verify(&k)
+            .unwrap_or_else(|e| panic!("duplicated kernel does not verify: {e}\n{}", print(&k)));
+        let d = dispatch(seed);
+        let mut cse = k.clone();
+        merged += eliminate_common_subexpressions(&mut cse).expect("verified input");
+        verify(&cse)
+            .unwrap_or_else(|e| panic!("{}: does not verify: {e}\n{}", k.name, print(&cse)));
+        let before = run(&k, &d);
+        let after = run(&cse, &d);
+        assert_eq!(
+            before.0.clone().map_err(|f| fault_place(&k, f)),
+            after.0.clone().map_err(|f| fault_place(&cse, f)),
+            "{}: fault differs\n{}\n{}",
+            k.name,
+            print(&k),
+            print(&cse)
+        );
+        assert!(
+            before.1 == after.1,
+            "{}: memory differs\n{}\n{}",
+            k.name,
+            print(&k),
+            print(&cse)
+        );
+        let mut again = cse.clone();
+        assert_eq!(
+            eliminate_common_subexpressions(&mut again),
+            Ok(0),
+            "{}",
+            k.name
+        );
+    }
+    eprintln!("{merged} instructions merged");
+    assert!(merged > 5000, "{merged} merged");
+}
+
+/// Places a copy of every other instruction that has results and no memory
+/// effect right after it (its results new values nobody reads yet; uses
+/// after it are pointed at the copy's, half of them).
+fn duplicate_some(k: &mut Kernel, seed: u64) {
+    let mut rng = Rng(seed ^ 0x5eed_0000_0001);
+    let blocks: Vec<Block> = k.blocks.keys().collect();
+    for b in blocks {
+        let old = k.blocks[b].insts.clone();
+        let mut new = Vec::with_capacity(old.len() * 2);
+        let mut renamed: HashMap<Value, Value> = HashMap::new();
+        for inst in old {
+            let rename = |v: &mut Value, renamed: &HashMap<Value, Value>| {
+                if let Some(&n) = renamed.get(v) {
+                    *v = n;
+                }
+            };
+            for a in k.insts[inst].args.iter_mut() {
+                rename(a, &renamed);
+            }
+            new.push(inst);
+            let data = k.insts[inst].clone();
+            let copyable = !data.results.is_empty()
+                && matches!(
+                    data.kind,
+                    InstKind::Const { .. }
+                        | InstKind::Builtin(_)
+                        | InstKind::IBinary(_)
+                        | InstKind::IUnary(_)
+                        | InstKind::Icmp(_)
+                        | InstKind::FBinary { .. }
+                        | InstKind::FUnary { .. }
+                        | InstKind::Fcmp { .. }
+                        | InstKind::Fma { .. }
+                        | InstKind::Select
+                        | InstKind::Cast { .. }
+                );
+            if copyable && rng.below(2) == 0 {
+                let results: Vec<Value> = data
+                    .results
+                    .iter()
+                    .map(|&r| k.values.push(k.values[r]))
+                    .collect();
+                let copy = k.insts.push(wavejit_ir::InstData {
+                    kind: data.kind.clone(),
+                    args: data.args.clone(),
+                    results: results.clone(),
+                });
+                for (i, &r) in results.iter().enumerate() {
+                    k.values[r].def = wavejit_ir::ValueDef::Result {
+                        inst: copy,
+                        index: i as u32,
+                    };
+                }
+                new.push(copy);
+                if rng.below(2) == 0 {
+                    for (&o, &n) in data.results.iter().zip(&results) {
+                        renamed.insert(o, n);
+                    }
+                }
+            }
+        }
+        k.blocks[b].insts = new;
+        if let Some(t) = k.blocks[b].term.as_mut() {
+            t.uses_mut(|v| {
+                if let Some(&n) = renamed.get(v) {
+                    *v = n;
+                }
+            });
+        }
+    }
 }

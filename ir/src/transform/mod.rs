@@ -6,6 +6,7 @@
 pub mod canonical_nan;
 pub mod compact;
 mod const_lattice;
+pub mod cse;
 mod dead_code;
 pub mod float_rules;
 pub mod fold;
@@ -20,6 +21,7 @@ pub mod unreachable_tail;
 
 pub use canonical_nan::relax_canonical_nan;
 pub use compact::compact;
+pub use cse::eliminate_common_subexpressions;
 pub use dead_code::DeadCounts;
 pub use float_rules::{FloatRuleStats, relax_float_rules};
 pub use fold::{FoldCounts, FoldStats, fold_constants};

@@ -330,8 +330,9 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
 /// did.
 fn clean_up(k: &mut Kernel) {
     use wavejit_ir::transform::{
-        drop_unreachable_tail, fold_constants, merge_straight_blocks, narrow_integers,
-        promote_private, relax_canonical_nan, relax_float_rules, simplify_bits,
+        drop_unreachable_tail, eliminate_common_subexpressions, fold_constants,
+        merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
+        relax_float_rules, simplify_bits,
     };
     let _ = promote_private(k);
     let _ = fold_constants(k);
@@ -340,6 +341,7 @@ fn clean_up(k: &mut Kernel) {
         let _ = fold_constants(k);
     }
     let _ = merge_straight_blocks(k);
+    let _ = eliminate_common_subexpressions(k);
     let _ = relax_float_rules(k);
     let _ = relax_canonical_nan(k);
     let _ = drop_unreachable_tail(k);
