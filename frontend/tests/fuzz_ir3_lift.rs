@@ -127,10 +127,19 @@ fn uniforms(rng: &mut Rng) -> Vec<u8> {
 }
 
 fn check(rng: &mut Rng, words: &[u64]) -> Result<Outcome, String> {
+    let lanes = rng.pick(&[1u32, 32, 64, 100]);
+    let groups = rng.pick(&[1, 2]);
+    let shape = wavejit_ir::DispatchShape {
+        num_workgroups: [groups, 1, 1],
+        workgroup_size: [lanes, 1, 1],
+    };
     let cfg = LiftConfig {
         merged_regs: rng.chance(80),
         private_size: rng.pick(&[0, 64]),
         shared_size: rng.pick(&[0, 1024, 32 * 1024]),
+        // Half the programs lifted for the grid they run on (then also
+        // compared with their lift for any grid).
+        shape: rng.chance(50).then_some(shape),
         ..LiftConfig::default()
     };
     let kernel = match lift(words, &cfg) {
@@ -147,24 +156,59 @@ fn check(rng: &mut Rng, words: &[u64]) -> Result<Outcome, String> {
     if let Err(e) = wavejit_ir::verify::verify(&kernel) {
         return Err(format!("lifted kernel fails the verifier: {e}"));
     }
-    let lanes = rng.pick(&[1u32, 32, 64, 100]);
-    let mut d = Dispatch::new([rng.pick(&[1, 2]), 1, 1], [lanes, 1, 1]);
+    let mut d = Dispatch::new([groups, 1, 1], [lanes, 1, 1]);
     d.wave_size = rng.pick(&[64, 128]);
     d.uniforms = uniforms(rng);
     d.step_limit = 2_000;
     let jit = jit(rng);
-    let engines: [&dyn Engine; 2] = [&Interpreter, &jit];
+    let any_grid = match cfg.shape {
+        Some(_) => Some(
+            lift(
+                words,
+                &LiftConfig {
+                    shape: None,
+                    ..cfg.clone()
+                },
+            )
+            .map_err(|e| format!("lifts for its grid but not for any: {e}"))?,
+        ),
+        None => None,
+    };
+    let runs: Vec<(&dyn Engine, &wavejit_ir::Kernel)> =
+        std::iter::once((&Interpreter as &dyn Engine, &kernel))
+            .chain(std::iter::once((&jit as &dyn Engine, &kernel)))
+            .chain(any_grid.iter().map(|k| (&Interpreter as &dyn Engine, k)))
+            .collect();
     let mut outs: Vec<(Option<Fault>, Vec<u32>)> = Vec::new();
-    for engine in engines {
+    for (engine, k) in runs {
         let mem = Buffer::new(
             &(0..512u32)
                 .map(|i| i.wrapping_mul(0x0102_0305))
                 .collect::<Vec<_>>(),
         );
-        let r = engine.run(&kernel, &d, &mem);
+        let r = engine.run(k, &d, &mem);
         outs.push((r.err(), mem.words()));
     }
     compiled(&jit)?;
+    if let Some(g) = outs.get(2) {
+        // The same run whatever the lift knew of the grid: the same fault
+        // (guest pc, lane, kind) or the same memory. The watchdog counts IR
+        // blocks, fewer when the grid decided a branch, so a runaway
+        // program may stop at another step.
+        let place = |f: &Option<Fault>| f.as_ref().map(|f| (f.kind.clone(), f.lane, f.guest_pc));
+        let watchdog = |f: &Option<Fault>| matches!(f, Some(f) if matches!(f.kind, wavejit_ir::FaultKind::Watchdog { .. }));
+        let same = if watchdog(&g.0) || watchdog(&outs[0].0) {
+            true
+        } else {
+            place(&g.0) == place(&outs[0].0) && (g.0.is_some() || g.1 == outs[0].1)
+        };
+        if !same {
+            return Err(format!(
+                "the lift for the grid runs differently: {:?} vs {:?}",
+                outs[0].0, g.0
+            ));
+        }
+    }
     match (&outs[0], &outs[1]) {
         ((fi, _), (fj, _)) if fi != fj => Err(format!("faults differ: interp {fi:?}, jit {fj:?}")),
         ((None, mi), (None, mj)) if mi != mj => Err("memory differs".into()),

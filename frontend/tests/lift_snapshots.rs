@@ -176,3 +176,38 @@ fn lifted_ir_matches_the_snapshots() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// An ir3 kernel lifted for its launch: `if (local_id.x < 100) y[i] = i`
+/// under workgroups of 64 lanes loses its bounds test (the branch becomes a
+/// jump and the blocks merge); lifted for any grid it keeps it.
+#[test]
+fn an_ir3_bounds_test_the_grid_decides_goes() {
+    let src = "cmps.u.lt p0.x, r0.x, 100\n\
+               br !p0.x, #5\n\
+               shl.b r0.y, r0.x, 2\n\
+               add.u r1.x, c0.x, r0.y\n\
+               mov.u32u32 r1.y, c0.y\n\
+               stg.u32 g[r1.x], r0.x, 1\n\
+               end\n";
+    let words = ir3::assemble(src).expect("assembles");
+    let any = ir3::lift::LiftConfig::default();
+    let grid = ir3::lift::LiftConfig {
+        shape: Some(DispatchShape {
+            num_workgroups: [4, 1, 1],
+            workgroup_size: [64, 1, 1],
+        }),
+        ..any.clone()
+    };
+    let k_any = ir3::lift::lift(&words, &any).expect("lifts");
+    let k_grid = ir3::lift::lift(&words, &grid).expect("lifts");
+    wavejit_ir::verify::verify(&k_grid).expect("verifies");
+    let branches = |k: &wavejit_ir::Kernel| {
+        k.blocks
+            .values()
+            .filter(|b| matches!(b.term, Some(wavejit_ir::Terminator::Branch { .. })))
+            .count()
+    };
+    assert!(branches(&k_any) > 0, "{}", print(&k_any));
+    assert_eq!(branches(&k_grid), 0, "{}", print(&k_grid));
+    assert!(k_grid.blocks.len() < k_any.blocks.len());
+}

@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use wavejit_frontend::ir3::lift::{self, DescriptorLayout, LiftConfig};
-use wavejit_ir::{Budget, Dispatch, Engine, Kernel};
+use wavejit_ir::{Budget, Dispatch, DispatchShape, Engine, Kernel};
 use wavejit_jit::Jit;
 
 use super::pm4::{ComputeCause, ComputeError, ComputeUnit, CsDispatch};
@@ -148,6 +148,12 @@ impl ComputeUnit for Ir3Unit {
             shared_size: d.shared_size,
             boolean_cf_mask: d.boolean_cf_mask,
             uniforms: layout,
+            // Lifted (and cached) per launch shape, as the RV32 and AGX
+            // lifts are.
+            shape: Some(DispatchShape {
+                num_workgroups: d.groups,
+                workgroup_size: d.local_size,
+            }),
         };
         let kernel = self
             .kernel(words, &cfg)

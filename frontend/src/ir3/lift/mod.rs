@@ -24,7 +24,7 @@ mod tex;
 
 use std::collections::BTreeMap;
 
-use wavejit_ir::{Block, Builder, FloatMode, InstKind, Kernel, Type, Value};
+use wavejit_ir::{Block, Builder, DispatchShape, FloatMode, InstKind, Kernel, Type, Value};
 
 use super::{Instr, decode};
 pub use error::LiftError;
@@ -192,6 +192,11 @@ pub struct LiftConfig {
     /// instructions, bit N corresponds to brac.N").
     pub boolean_cf_mask: u32,
     pub uniforms: DescriptorLayout,
+    /// The launch's grid, when the kernel is lifted for one: ids are then
+    /// bounded by it (`transform::simplify_bits`), so sign extensions of the
+    /// workgroup id and bounds tests the grid decides go. The kernel is then
+    /// valid for dispatches of this shape only.
+    pub shape: Option<DispatchShape>,
 }
 
 impl Default for LiftConfig {
@@ -206,6 +211,7 @@ impl Default for LiftConfig {
             shared_size: 32 * 1024,
             boolean_cf_mask: 0,
             uniforms: DescriptorLayout::default(),
+            shape: None,
         }
     }
 }
@@ -311,7 +317,7 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
         }
     })?;
     let mut k = l.k;
-    clean_up(&mut k);
+    clean_up(&mut k, cfg.shape.as_ref());
     Ok(k)
 }
 
@@ -328,7 +334,7 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
 /// merged blocks once (it counts IR blocks, which are not ir3's; a runaway
 /// kernel still faults). Each transform verifies its input first; the kernel
 /// did.
-fn clean_up(k: &mut Kernel) {
+fn clean_up(k: &mut Kernel, shape: Option<&DispatchShape>) {
     use wavejit_ir::transform::{
         drop_unreachable_tail, eliminate_common_subexpressions, fold_constants,
         merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
@@ -337,7 +343,7 @@ fn clean_up(k: &mut Kernel) {
     let _ = promote_private(k);
     let _ = fold_constants(k);
     let _ = narrow_integers(k);
-    if simplify_bits(k, None).is_ok_and(|s| s.compares > 0) {
+    if simplify_bits(k, shape).is_ok_and(|s| s.compares > 0) {
         let _ = fold_constants(k);
     }
     let _ = merge_straight_blocks(k);

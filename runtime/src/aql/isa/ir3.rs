@@ -59,6 +59,8 @@ pub fn lift_config(private_size: u32, shared_size: u32) -> LiftConfig {
         // Every descriptor table empty; the info block (TEXMEMOBJ / UAV /
         // bindless bases, all 0) follows the const file.
         uniforms: lift::DescriptorLayout::none(),
+        // Lifted once per code object, for every grid the queue launches.
+        shape: None,
     }
 }
 
