@@ -18,13 +18,12 @@
 use std::collections::HashMap;
 
 use super::compact::{compact, map_uses};
+use super::dead_code::removable;
 use crate::analysis::DomTree;
 use crate::entities::{Block, Value};
 use crate::inst::AddrSpace;
 use crate::inst::InstKind;
 use crate::kernel::Kernel;
-use crate::semantics::eval_pure;
-use crate::types::Type;
 use crate::verify::{VerifyError, verify};
 
 /// An instruction's kind and arguments.
@@ -90,23 +89,10 @@ pub fn eliminate_common_subexpressions(kernel: &mut Kernel) -> Result<usize, Ver
     Ok(merged)
 }
 
-/// Pure (what `eval_pure` evaluates for these argument types), a builtin, or
-/// a uniform load.
+/// Pure or a builtin (`dead_code::removable`), or a uniform load.
 fn mergeable(kernel: &Kernel, inst: crate::entities::Inst) -> bool {
-    let data = &kernel.insts[inst];
-    match &data.kind {
-        InstKind::Builtin(_) => return true,
-        InstKind::Load(a) => return a.space == AddrSpace::Uniform,
-        _ => {}
+    match &kernel.insts[inst].kind {
+        InstKind::Load(a) => a.space == AddrSpace::Uniform,
+        _ => removable(kernel, inst),
     }
-    let arg_tys: Vec<Type> = data.args.iter().map(|&a| kernel.value_type(a)).collect();
-    let zeros = [0u64; 8];
-    let mut out = [0u64; 4];
-    let (Some(args), Some(out)) = (
-        zeros.get(..data.args.len()),
-        out.get_mut(..data.results.len()),
-    ) else {
-        return false;
-    };
-    eval_pure(&data.kind, &arg_tys, args, out)
 }

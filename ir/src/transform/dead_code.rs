@@ -163,8 +163,10 @@ fn mark_live(kernel: &Kernel) -> Live {
     live
 }
 
-/// True when removing `inst` (results unread) cannot change a run.
-fn removable(kernel: &Kernel, inst: Inst) -> bool {
+/// True when removing `inst` (results unread) cannot change a run: a
+/// builtin, or what `eval_pure` evaluates for its argument types (so it
+/// depends on its arguments alone, which `cse` relies on too).
+pub(super) fn removable(kernel: &Kernel, inst: Inst) -> bool {
     let data = &kernel.insts[inst];
     if let InstKind::Builtin(_) = data.kind {
         // The verifier checked its dimension: it always yields a value.

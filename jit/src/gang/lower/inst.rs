@@ -251,28 +251,16 @@ pub(super) fn flushed_operands(
 /// Whether `v` (seen through bitcasts) is the result of a float operation
 /// that flushes its results: no lane holds a subnormal, so an input flush of
 /// it changes nothing (the exact redo of such a result flushes as well).
-fn flushed_result(kernel: &wavejit_ir::Kernel, mut v: wj::Value) -> bool {
-    loop {
-        let wj::ValueDef::Result { inst, index: 0 } = kernel.values[v].def else {
-            return false;
-        };
-        let data = &kernel.insts[inst];
-        match &data.kind {
-            InstKind::Cast {
-                op: wavejit_ir::CastOp::Bitcast,
-                ..
-            } if matches!(
-                (kernel.value_type(data.args[0]), kernel.value_type(v)),
-                (Type::F32 | Type::I32, Type::F32 | Type::I32)
-            ) =>
-            {
-                v = data.args[0];
-            }
-            InstKind::FBinary { mode, .. } | InstKind::Fma { mode } => {
-                return kernel.value_type(v) == Type::F32 && mode.denorm_out != Denorm::Preserve;
-            }
-            _ => return false,
+fn flushed_result(kernel: &wavejit_ir::Kernel, v: wj::Value) -> bool {
+    let v = bits_source(kernel, v);
+    let wj::ValueDef::Result { inst, index: 0 } = kernel.values[v].def else {
+        return false;
+    };
+    match &kernel.insts[inst].kind {
+        InstKind::FBinary { mode, .. } | InstKind::Fma { mode } => {
+            kernel.value_type(v) == Type::F32 && mode.denorm_out != Denorm::Preserve
         }
+        _ => false,
     }
 }
 
