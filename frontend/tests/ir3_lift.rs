@@ -802,3 +802,94 @@ fn dot_products_take_signedness_and_halves_from_their_fields() {
         2 * 6 + 0xff * 5 + 5 * 4 + 0xf0 * 3 + 100
     );
 }
+
+/// Lifts `src` with the workgroup id launched into r48.xyz (as tinygrad's
+/// kernels have it) and runs it over `groups` workgroups of `lanes` fibers;
+/// every fiber stores r2.x at its global index.
+fn run_with_wgid_in_r48(src: &str, groups: u32, lanes: u32) -> (wavejit_ir::Kernel, Vec<u32>) {
+    let cfg = LiftConfig {
+        workgroup_id_regid: 0xc0,
+        ..LiftConfig::default()
+    };
+    let src = format!(
+        "{src}\nmull.u r3.x, r48.x, {lanes}\nadd.u r3.x, r3.x, r0.x\nshl.b r0.y, r3.x, 2\n\
+         add.u r1.x, c0.x, r0.y\nmov.u32u32 r1.y, c0.y\nstg.u32 g[r1.x], r2.x, 1\nend\n"
+    );
+    let words = assemble(&src).unwrap_or_else(|e| panic!("assembling {src}: {e}"));
+    let kernel = lift(&words, &cfg).unwrap_or_else(|e| panic!("lifting {src}: {e}"));
+    let mut d = Dispatch::new([groups, 1, 1], [lanes, 1, 1]);
+    d.wave_size = 64;
+    d.uniforms = uniforms(&[]);
+    let mem = Buffer::new(&vec![0u32; (groups * lanes) as usize]);
+    Interpreter
+        .run(&kernel, &d, &mem)
+        .unwrap_or_else(|f| panic!("{src}: {f}"));
+    (kernel, mem.words())
+}
+
+fn shared_accesses(k: &wavejit_ir::Kernel) -> usize {
+    use wavejit_ir::{AddrSpace, InstKind};
+    k.blocks
+        .values()
+        .flat_map(|b| &b.insts)
+        .filter(|&&i| match &k.insts[i].kind {
+            InstKind::Load(a) | InstKind::Store(a) => a.space == AddrSpace::Shared,
+            _ => false,
+        })
+        .count()
+}
+
+/// A shared register nothing writes holds its launch value: it is read as the
+/// workgroup id itself, with no workgroup memory behind it.
+#[test]
+fn a_shared_register_the_program_only_reads_is_the_workgroup_id() {
+    let (k, out) = run_with_wgid_in_r48("mul.u24 r2.x, r48.x, 3", 3, 4);
+    assert_eq!(out, [0, 0, 0, 0, 3, 3, 3, 3, 6, 6, 6, 6]);
+    assert_eq!(shared_accesses(&k), 0, "{}", wavejit_ir::text::print(&k));
+}
+
+/// A program that writes the register keeps it in per-wave workgroup memory,
+/// and its reads see the write.
+#[test]
+fn a_shared_register_the_program_writes_keeps_its_writes() {
+    let (k, out) = run_with_wgid_in_r48(
+        "add.u r48.x, r48.x, 5\nnop\nmov.u32u32 r2.x, r48.x\nsub.u r48.x, r48.x, 5",
+        3,
+        4,
+    );
+    // r48.x was id + 5 when read; the last write puts the id back for the
+    // index arithmetic.
+    assert_eq!(out, [5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7]);
+    assert!(shared_accesses(&k) > 0, "{}", wavejit_ir::text::print(&k));
+}
+
+/// Read as the id, the register is bounded by the launch grid: the sign of a
+/// 64-bit offset built from it (tinygrad's `ashr.b r2.z, r48.x, 31`) is known.
+#[test]
+fn the_grid_bounds_a_workgroup_id_read_from_a_shared_register() {
+    use wavejit_ir::{DispatchShape, IBinOp, InstKind};
+    let src = "ashr.b r2.z, r48.x, 31\nshl.b r3.x, r48.x, 2\nadd.u r1.x, c0.x, r3.x\n\
+               add.u r1.y, c0.y, r2.z\nstg.u32 g[r1.x], r48.x, 1\nend\n";
+    let words = assemble(src).expect("assembles");
+    let any = LiftConfig {
+        workgroup_id_regid: 0xc0,
+        ..LiftConfig::default()
+    };
+    let grid = LiftConfig {
+        shape: Some(DispatchShape {
+            num_workgroups: [1024, 1, 1],
+            workgroup_size: [1, 1, 1],
+        }),
+        ..any.clone()
+    };
+    let shifts = |k: &wavejit_ir::Kernel| {
+        k.insts
+            .values()
+            .filter(|i| matches!(i.kind, InstKind::IBinary(IBinOp::ShrS)))
+            .count()
+    };
+    let k_any = lift(&words, &any).expect("lifts");
+    let k_grid = lift(&words, &grid).expect("lifts");
+    assert_eq!(shifts(&k_any), 1, "{}", wavejit_ir::text::print(&k_any));
+    assert_eq!(shifts(&k_grid), 0, "{}", wavejit_ir::text::print(&k_grid));
+}

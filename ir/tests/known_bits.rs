@@ -152,6 +152,17 @@ fn each_rule_fires_only_inside_its_masks() {
         // x + 0 where the zero is only known from the masks: (local >> 6).
         ("v9 = ushr.i32 v0, v2\n  v3 = iadd.i32 v1, v9", 6, true),
         ("v9 = ushr.i32 v0, v2\n  v3 = iadd.i32 v1, v9", 5, false),
+        // An arithmetic shift of a value whose sign bit is clear (group >> 31
+        // is 0), of one that is not (group >> 1), and of one whose sign bit
+        // may be set (group << 31 shifted back is 0 or -1, so its top bit is
+        // not known to be 0).
+        ("v9 = sshr.i32 v1, v2\n  v3 = iadd.i32 v0, v9", 31, true),
+        ("v9 = sshr.i32 v1, v2\n  v3 = iadd.i32 v0, v9", 1, false),
+        (
+            "v8 = shl.i32 v1, v2\n  v9 = sshr.i32 v8, v2\n  v3 = ushr.i32 v9, v2",
+            31,
+            false,
+        ),
     ];
     for (line, c, operand) in cases {
         let k = one(line, c);

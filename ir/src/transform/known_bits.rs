@@ -25,7 +25,9 @@
 //! - `a | b` and `a ^ b` are `a + b` when `a` and `b` share no bit (no carry);
 //! - `(a | b) >> k` is `a >> k` when `b < 2^k` (and `a`, `b` share no bit);
 //! - `(a << k) >> k` is `a` when no bit of `a` leaves through the shift;
-//! - `x + 0`, `x | 0`, `x ^ 0`, `x - 0` are `x` for a zero mask operand;
+//! - `x + 0`, `x | 0`, `x ^ 0`, `x - 0` are `x` for a zero mask operand
+//!   (an arithmetic right shift of a value whose sign bit is clear has the
+//!   logical one's mask, so the sign word of a bounded 64-bit offset is 0);
 //! - `zext(zext(x))` is one `zext` of `x` (`sext` likewise; lifters widen
 //!   booleans through 16 bits), and `trunc(zext(x))` back to `x`'s type is
 //!   `x`.
@@ -346,13 +348,18 @@ fn inst_known(
                     }
                     None => any,
                 },
-                IBinOp::ShrU => match amount() {
-                    Some(s) => Known {
-                        mask: a.mask >> s,
-                        hi: a.hi >> s,
-                    },
-                    None => Known::at_most(a.hi),
-                },
+                // With the sign bit clear, an arithmetic shift is the logical one.
+                IBinOp::ShrU | IBinOp::ShrS
+                    if *op == IBinOp::ShrU || a.mask >> (ty.bits() - 1) == 0 =>
+                {
+                    match amount() {
+                        Some(s) => Known {
+                            mask: a.mask >> s,
+                            hi: a.hi >> s,
+                        },
+                        None => Known::at_most(a.hi),
+                    }
+                }
                 // The quotient is at most the dividend (x / 0 is all ones).
                 IBinOp::DivU => match konst(kernel, data.args[1]) {
                     Some(c) if c != 0 => Known::at_most(a.hi / c),

@@ -217,8 +217,30 @@ impl Default for LiftConfig {
 }
 
 /// Lifts the program `words` (instruction 0 is the entry) into a kernel.
+///
+/// A shared register the launch fills with the workgroup id (tinygrad's
+/// kernels read it from r48.x) is read as the id itself when nothing in the
+/// program writes it: the grid then bounds the arithmetic on it. A program
+/// that does write it is lifted again with the register in memory.
 pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
     let plan = flow::plan(words)?;
+    match lift_plan(words, &plan, cfg, true)? {
+        Some(k) => Ok(k),
+        None => lift_plan(words, &plan, cfg, false)?.ok_or_else(|| LiftError::Internal {
+            pc: 0,
+            what: "a shared register held in no register was written".into(),
+        }),
+    }
+}
+
+/// One lift of `plan`; `None` when `hold_launch_values` is set and the
+/// program writes a shared register that was held as its launch value.
+fn lift_plan(
+    words: &[u64],
+    plan: &flow::Plan,
+    cfg: &LiftConfig,
+    hold_launch_values: bool,
+) -> Result<Option<Kernel>, LiftError> {
     let mut k = Kernel::new(format!(
         "ir3 ({} regs)",
         if cfg.merged_regs {
@@ -271,8 +293,10 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
         pred_end: plan.pred_end.clone(),
         const_shared,
         shared_regs,
+        held: BTreeMap::new(),
+        held_written: false,
     };
-    l.init_registers();
+    l.init_registers(hold_launch_values);
     if let Some(blocks) = copy_blocks {
         l.copy_consts(blocks);
     }
@@ -316,9 +340,12 @@ pub fn lift(words: &[u64], cfg: &LiftConfig) -> Result<Kernel, LiftError> {
             what: format!("`{text}`: lifted kernel does not verify: {e}"),
         }
     })?;
+    if l.held_written {
+        return Ok(None);
+    }
     let mut k = l.k;
     clean_up(&mut k, cfg.shape.as_ref());
-    Ok(k)
+    Ok(Some(k))
 }
 
 /// The exact transforms every engine profits from: registers kept in
@@ -388,6 +415,10 @@ pub(crate) struct Lifter<'c> {
     const_shared: Option<u32>,
     /// Workgroup-memory byte offset of the per-wave shared registers.
     shared_regs: u32,
+    /// Shared registers read as the launch value they were filled with.
+    held: BTreeMap<u32, wavejit_ir::Builtin>,
+    /// The program writes one of `held`: this lift is void.
+    held_written: bool,
 }
 
 impl Lifter<'_> {

@@ -79,6 +79,9 @@ impl Lifter<'_> {
     }
 
     fn slot_get(&mut self, key: u32) -> Value {
+        if let Some(&b) = self.held.get(&key) {
+            return self.ins(InstKind::Builtin(b), &[]);
+        }
         if let Some(a) = self.shared_reg_addr(key) {
             let ty = Self::slot_ty(key);
             return self.ins(
@@ -102,6 +105,7 @@ impl Lifter<'_> {
     }
 
     fn slot_set(&mut self, key: u32, value: Value) {
+        self.held_written |= self.held.contains_key(&key);
         if let Some(a) = self.shared_reg_addr(key) {
             let ty = Self::slot_ty(key);
             self.ins(
@@ -496,7 +500,11 @@ impl Lifter<'_> {
     }
 
     /// Entry: zero-initialised file, then the dispatch inputs at their regids.
-    pub(crate) fn init_registers(&mut self) {
+    /// Fills the registers the launch sets. With `hold`, a shared register
+    /// given the workgroup id is not stored: reads of it give the id (one
+    /// value per wave, as the register holds, since a wave is inside one
+    /// workgroup) for as long as the program does not write it.
+    pub(crate) fn init_registers(&mut self, hold: bool) {
         use wavejit_ir::Builtin;
         let cfg = self.cfg.clone();
         for d in 0..3u8 {
@@ -504,7 +512,10 @@ impl Lifter<'_> {
                 let v = self.ins(InstKind::Builtin(Builtin::LocalId(d)), &[]);
                 self.write_full(cfg.local_id_regid + u32::from(d), v);
             }
-            if cfg.workgroup_id_regid < 0xfc {
+            let wg = (cfg.workgroup_id_regid + u32::from(d)) & 0xff;
+            if hold && cfg.workgroup_id_regid < 0xfc && (0xc0..0xe0).contains(&wg) {
+                self.held.insert(wg, Builtin::WorkgroupId(d));
+            } else if cfg.workgroup_id_regid < 0xfc {
                 let v = self.ins(InstKind::Builtin(Builtin::WorkgroupId(d)), &[]);
                 self.write_full(cfg.workgroup_id_regid + u32::from(d), v);
             }
