@@ -89,7 +89,9 @@ pub struct LiftConfig {
 }
 
 pub use wavejit_ir::DispatchShape;
-use wavejit_ir::transform::{fold_constants, relax_canonical_nan, simplify_bits};
+use wavejit_ir::transform::{
+    eliminate_common_subexpressions, fold_constants, relax_canonical_nan, simplify_bits,
+};
 
 impl Default for LiftConfig {
     fn default() -> Self {
@@ -310,6 +312,20 @@ pub fn lift(
     {
         let _ = fold_constants(&mut kernel);
     }
+    // Each guest instruction is emitted on its own, so constants (`li` per use,
+    // a shift amount per round), address arithmetic and its `zext` (saxpy's
+    // load and store of `y[i]`) repeat; an equal dominating instruction now
+    // computes them. Exact: only pure instructions and builtins merge (the
+    // lifter emits no uniform loads), which cannot fault, so every trap and
+    // memory access stays with its guest pc; blocks and terminators are
+    // untouched, so the cycle counter, the trap codes (indices into `traps`)
+    // and the resume records are as emitted. The compaction renumbers values
+    // and instructions, as `fold_constants` already does: nothing returned
+    // beside the kernel names one (`traps`, `words`, `roots` are guest pcs
+    // and words). It fails only on a kernel that does not verify, which it
+    // then leaves as it was. Before the NaN relaxation, so that twins still
+    // have equal float modes and the merged value's readers decide its rule.
+    let _ = eliminate_common_subexpressions(&mut kernel);
     // The canonical NaN of RISC-V arithmetic only where a value leaves a chain.
     let _ = relax_canonical_nan(&mut kernel);
     Ok(LiftedKernel {
