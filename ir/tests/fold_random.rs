@@ -19,7 +19,9 @@ use std::collections::HashMap;
 use cranelift_entity::packed_option::ReservedValue;
 use promote_support::{BASE, fault_place, run};
 use wavejit_ir::text::print;
-use wavejit_ir::transform::{FoldStats, eliminate_common_subexpressions, fold_constants};
+use wavejit_ir::transform::{
+    FoldStats, eliminate_common_subexpressions, fold_constants, hoist_loop_invariants,
+};
 use wavejit_ir::verify::verify;
 use wavejit_ir::{
     AddrSpace, Block, BlockCall, Builtin, CastOp, Denorm, Dispatch, FBinOp, FUnOp, FloatCC,
@@ -909,5 +911,102 @@ fn duplicate_some(k: &mut Kernel, seed: u64) {
                 }
             });
         }
+    }
+}
+
+#[test]
+fn random_kernels_behave_the_same_after_hoisting_loop_invariants() {
+    let (mut moved, mut reads_moved, mut reads_kept) = (0, 0, 0);
+    for seed in 0..600u64 {
+        let mut k = random_kernel(seed, seed % 3 == 2);
+        add_uniform_reads(&mut k, seed);
+        verify(&k)
+            .unwrap_or_else(|e| panic!("kernel with reads does not verify: {e}\n{}", print(&k)));
+        let mut d = dispatch(seed);
+        // 0 to 40 bytes: some reads fault, some lanes never reach theirs.
+        d.uniforms = (0..(seed % 11) * 4).map(|b| b as u8).collect();
+        let mut hoisted = k.clone();
+        moved += hoist_loop_invariants(&mut hoisted).expect("verified input");
+        verify(&hoisted)
+            .unwrap_or_else(|e| panic!("{}: does not verify: {e}\n{}", k.name, print(&hoisted)));
+        let before = run(&k, &d);
+        let after = run(&hoisted, &d);
+        assert_eq!(
+            before.0.clone().map_err(|f| fault_place(&k, f)),
+            after.0.clone().map_err(|f| fault_place(&hoisted, f)),
+            "{}: fault differs\n{}\n{}",
+            k.name,
+            print(&k),
+            print(&hoisted)
+        );
+        assert!(
+            before.1 == after.1,
+            "{}: memory differs\n{}\n{}",
+            k.name,
+            print(&k),
+            print(&hoisted)
+        );
+        // Where each uniform read ended up: in a block of its own or not.
+        for (b, data) in hoisted.blocks.iter() {
+            for &i in &data.insts {
+                if matches!(&hoisted.insts[i].kind, InstKind::Load(a) if a.space == AddrSpace::Uniform)
+                {
+                    if k.blocks[b].insts.contains(&i) {
+                        reads_kept += 1;
+                    } else {
+                        reads_moved += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{moved} instructions moved; uniform reads: {reads_moved} moved, {reads_kept} kept");
+    assert!(moved > 2000, "{moved} moved");
+    assert!(
+        reads_moved > 50 && reads_kept > 50,
+        "{reads_moved} / {reads_kept}"
+    );
+}
+
+/// Puts a uniform read at a constant offset (0 to 40, some misaligned) at a
+/// random place of about half the blocks, the entry's first.
+fn add_uniform_reads(k: &mut Kernel, seed: u64) {
+    let mut rng = Rng(seed ^ 0x5eed_0000_0002);
+    let blocks: Vec<Block> = k.blocks.keys().collect();
+    for b in blocks {
+        if b.as_u32() != 0 && rng.below(2) == 0 {
+            continue;
+        }
+        let off = if rng.below(8) == 0 {
+            rng.below(40)
+        } else {
+            rng.below(11) * 4
+        };
+        let c = k.values.push(wavejit_ir::ValueData {
+            ty: Type::I32,
+            def: wavejit_ir::ValueDef::Param { block: b, index: 0 },
+        });
+        let r = k.values.push(wavejit_ir::ValueData {
+            ty: Type::I32,
+            def: wavejit_ir::ValueDef::Param { block: b, index: 0 },
+        });
+        let ci = k.insts.push(wavejit_ir::InstData {
+            kind: InstKind::Const {
+                ty: Type::I32,
+                bits: off,
+            },
+            args: vec![],
+            results: vec![c],
+        });
+        let li = k.insts.push(wavejit_ir::InstData {
+            kind: InstKind::Load(MemAccess::scalar(AddrSpace::Uniform, Type::I32)),
+            args: vec![c],
+            results: vec![r],
+        });
+        k.values[c].def = wavejit_ir::ValueDef::Result { inst: ci, index: 0 };
+        k.values[r].def = wavejit_ir::ValueDef::Result { inst: li, index: 0 };
+        let insts = &mut k.blocks[b].insts;
+        let at = rng.below(insts.len() as u64 + 1) as usize;
+        insts.splice(at..at, [ci, li]);
     }
 }

@@ -51,8 +51,9 @@ pub use error::LiftError;
 pub use trap::{TrapSite, describe_fault, meaning as trap_meaning};
 
 use wavejit_ir::transform::{
-    drop_unreachable_tail, eliminate_common_subexpressions, fold_constants, merge_straight_blocks,
-    narrow_integers, promote_private, relax_canonical_nan, relax_float_rules, simplify_bits,
+    drop_unreachable_tail, eliminate_common_subexpressions, fold_constants, hoist_loop_invariants,
+    merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
+    relax_float_rules, simplify_bits,
 };
 use wavejit_ir::{Builder, Kernel};
 
@@ -151,6 +152,11 @@ pub fn lift(code: &[u8], config: &LiftConfig) -> Result<Kernel, LiftError> {
     let _ = merge_straight_blocks(&mut kernel);
     // Uniform registers are read, and addresses computed, once per use.
     let _ = eliminate_common_subexpressions(&mut kernel);
+    // A loop's invariant values and in-range uniform reads are computed
+    // before it; what that repeats merges.
+    if hoist_loop_invariants(&mut kernel).is_ok_and(|n| n > 0) {
+        let _ = eliminate_common_subexpressions(&mut kernel);
+    }
     // FP32 flushes of operands that cannot be subnormal (constants, flushed
     // results, sums with a constant) and of results that cannot be tiny go.
     let _ = relax_float_rules(&mut kernel);

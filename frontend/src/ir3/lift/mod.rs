@@ -357,15 +357,16 @@ fn lift_plan(
 /// applied where a value leaves a chain, FP32 flushes that cannot fire go and
 /// so do the empty exits left after the last live block (the gang core ran
 /// a straight-line kernel with one of them after it as a many-block one,
-/// half as much code again). [MODEL] The watchdog counts the
+/// half as much code again); a loop's invariant values and in-range const reads
+/// are computed before it. [MODEL] The watchdog counts the
 /// merged blocks once (it counts IR blocks, which are not ir3's; a runaway
 /// kernel still faults). Each transform verifies its input first; the kernel
 /// did.
 fn clean_up(k: &mut Kernel, shape: Option<&DispatchShape>) {
     use wavejit_ir::transform::{
         drop_unreachable_tail, eliminate_common_subexpressions, fold_constants,
-        merge_straight_blocks, narrow_integers, promote_private, relax_canonical_nan,
-        relax_float_rules, simplify_bits,
+        hoist_loop_invariants, merge_straight_blocks, narrow_integers, promote_private,
+        relax_canonical_nan, relax_float_rules, simplify_bits,
     };
     let _ = promote_private(k);
     let _ = fold_constants(k);
@@ -375,6 +376,11 @@ fn clean_up(k: &mut Kernel, shape: Option<&DispatchShape>) {
     }
     let _ = merge_straight_blocks(k);
     let _ = eliminate_common_subexpressions(k);
+    // A loop reads the const file per iteration; what it moves out may repeat
+    // what the entry computes.
+    if hoist_loop_invariants(k).is_ok_and(|n| n > 0) {
+        let _ = eliminate_common_subexpressions(k);
+    }
     let _ = relax_float_rules(k);
     let _ = relax_canonical_nan(k);
     let _ = drop_unreachable_tail(k);

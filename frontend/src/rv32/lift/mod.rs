@@ -90,7 +90,8 @@ pub struct LiftConfig {
 
 pub use wavejit_ir::DispatchShape;
 use wavejit_ir::transform::{
-    eliminate_common_subexpressions, fold_constants, relax_canonical_nan, simplify_bits,
+    eliminate_common_subexpressions, fold_constants, hoist_loop_invariants, relax_canonical_nan,
+    simplify_bits,
 };
 
 impl Default for LiftConfig {
@@ -326,6 +327,11 @@ pub fn lift(
     // then leaves as it was. Before the NaN relaxation, so that twins still
     // have equal float modes and the merged value's readers decide its rule.
     let _ = eliminate_common_subexpressions(&mut kernel);
+    // A loop's invariant values are computed before it (the moved
+    // instructions keep their pcs and cannot fault; blocks are unchanged).
+    if hoist_loop_invariants(&mut kernel).is_ok_and(|n| n > 0) {
+        let _ = eliminate_common_subexpressions(&mut kernel);
+    }
     // The canonical NaN of RISC-V arithmetic only where a value leaves a chain.
     let _ = relax_canonical_nan(&mut kernel);
     Ok(LiftedKernel {
