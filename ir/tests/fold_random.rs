@@ -6,7 +6,10 @@
 //! conditions, joins and loops carrying constants in block parameters,
 //! cross-lane operations, barriers, traps, faulting loads and runaway loops.
 //! Each kernel must run identically (memory and fault) before and after on
-//! the golden interpreter, verify, and be left alone by a second run.
+//! the golden interpreter, verify, and be left alone by a second run. The
+//! same kernels check `eliminate_common_subexpressions` (with duplicated
+//! instructions) and `hoist_loop_invariants` (with uniform reads at random
+//! offsets, some past the dispatch's uniforms or misaligned).
 
 #[path = "support/rng.rs"]
 mod rng;
