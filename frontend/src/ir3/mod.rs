@@ -76,7 +76,7 @@ impl DecodeError {
 /// A GPU generation whose isaspec tables are built in. a630 is the target; the
 /// others exist to decode mesa's a7xx/a8xx vectors where their encodings are known
 /// to the Oct-2025 XML.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gpu {
     /// Adreno 6xx (tables for gpu_id 630).
     A6xx,
@@ -112,7 +112,45 @@ pub fn decode(word: u64) -> Result<Instr, DecodeError> {
 
 /// [`decode`] for another generation.
 pub fn decode_for(gpu: Gpu, word: u64) -> Result<Instr, DecodeError> {
-    instr::build(gpu.isa(), word).map_err(|reason| DecodeError::Undecodable { word, reason })
+    decode_cached(gpu, word).map_err(|reason| DecodeError::Undecodable { word, reason })
+}
+
+/// Decoded words kept at most (a few hundred bytes each); the cache is
+/// emptied when it is full.
+const DECODE_CACHE_WORDS: usize = 1 << 14;
+
+/// `instr::build`, remembered per word. A decode walks the isaspec tree and
+/// renders every field (about 150k host instructions a word), and lifting
+/// decodes each word of a kernel: tinygrad's test suite spent most of its
+/// lifting time here, on words its kernels share (nops, the index and
+/// address arithmetic). A decode depends on the generation and the word
+/// alone, so a remembered one is the same.
+fn decode_cached(gpu: Gpu, word: u64) -> Result<Instr, isa_decode::IsaDecodeError> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Cache = Mutex<HashMap<(Gpu, u64), Result<Instr, isa_decode::IsaDecodeError>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    // A poisoned lock only means another thread panicked mid-insert of a
+    // complete value: the map is still sound.
+    let lookup = |c: &Cache| {
+        c.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&(gpu, word))
+            .cloned()
+    };
+    if let Some(hit) = lookup(cache) {
+        return hit;
+    }
+    let decoded = instr::build(gpu.isa(), word);
+    let mut map = cache
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if map.len() >= DECODE_CACHE_WORDS {
+        map.clear();
+    }
+    map.insert((gpu, word), decoded.clone());
+    decoded
 }
 
 /// Disassemble one a630 instruction exactly as mesa's isaspec disassembler prints it.
@@ -196,4 +234,31 @@ pub fn classify(word: u64) -> Result<Encoding, DecodeError> {
         mask: b.mask,
         match_bits: b.match_bits,
     })
+}
+
+#[cfg(test)]
+mod decode_cache_tests {
+    use super::*;
+
+    /// A remembered decode is the decode: words seen again (and words that
+    /// do not decode, whose error is remembered too) give what `build` gives.
+    #[test]
+    fn a_remembered_decode_is_the_decode() {
+        let words: Vec<u64> = (0..1500u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 61))
+            .collect();
+        let (mut ok, mut bad) = (0, 0);
+        for round in 0..2 {
+            for &w in &words {
+                let fresh = instr::build(Gpu::A6xx.isa(), w);
+                assert_eq!(
+                    decode_cached(Gpu::A6xx, w),
+                    fresh,
+                    "{w:#018x}, round {round}"
+                );
+                if fresh.is_ok() { ok += 1 } else { bad += 1 }
+            }
+        }
+        assert!(ok > 100 && bad > 100, "{ok} decoded, {bad} not");
+    }
 }
