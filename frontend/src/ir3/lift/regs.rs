@@ -500,10 +500,10 @@ impl Lifter<'_> {
     }
 
     /// Entry: zero-initialised file, then the dispatch inputs at their regids.
-    /// Fills the registers the launch sets. With `hold`, a shared register
-    /// given the workgroup id is not stored: reads of it give the id (one
-    /// value per wave, as the register holds, since a wave is inside one
-    /// workgroup) for as long as the program does not write it.
+    /// With `hold`, a shared register given the workgroup id is not stored:
+    /// reads of it give the id (one value per wave, as the register holds,
+    /// since a wave is inside one workgroup) for as long as the program does
+    /// not write it.
     pub(crate) fn init_registers(&mut self, hold: bool) {
         use wavejit_ir::Builtin;
         let cfg = self.cfg.clone();
