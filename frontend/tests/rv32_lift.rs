@@ -4,7 +4,7 @@
 
 mod rv32_lift_common;
 
-use rv32_lift_common::{Outcome, run, run_with};
+use rv32_lift_common::{Outcome, f, lui, run, run_with, x};
 use wavejit_frontend::rv32::lift::{LiftConfig, TrapCause};
 use wavejit_frontend::rv32::*;
 
@@ -21,12 +21,6 @@ const LP: [u32; 18] = [
     0x00BE2223, 0x00100073,
 ];
 
-fn x(n: u8) -> XReg {
-    XReg(n)
-}
-fn f(n: u8) -> FReg {
-    FReg(n)
-}
 fn addi(rd: u8, rs1: u8, imm: i32) -> Instr {
     Instr::OpImm {
         op: AluImmOp::Addi,
@@ -34,9 +28,6 @@ fn addi(rd: u8, rs1: u8, imm: i32) -> Instr {
         rs1: x(rs1),
         imm,
     }
-}
-fn lui(rd: u8, imm: u32) -> Instr {
-    Instr::Lui { rd: x(rd), imm }
 }
 fn sw(rs2: u8, rs1: u8, offset: i32) -> Instr {
     Instr::Store {

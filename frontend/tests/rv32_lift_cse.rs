@@ -7,7 +7,7 @@
 
 mod rv32_lift_common;
 
-use rv32_lift_common::{TestMem, words_of};
+use rv32_lift_common::{TestMem, f, imm, lui, words_of, x};
 use wavejit_frontend::rv32::lift::{self, DispatchShape, LiftConfig};
 use wavejit_frontend::rv32::*;
 use wavejit_ir::interp::Interpreter;
@@ -23,20 +23,6 @@ const Z: u32 = 0x3_0000;
 const W1: u32 = 0x4_0000;
 const W2: u32 = 0x5_0000;
 
-fn x(n: u8) -> XReg {
-    XReg(n)
-}
-fn f(n: u8) -> FReg {
-    FReg(n)
-}
-fn imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
-    Instr::OpImm {
-        op,
-        rd: x(rd),
-        rs1: x(rs1),
-        imm,
-    }
-}
 fn op(op: AluOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
     Instr::Op {
         op,
@@ -44,9 +30,6 @@ fn op(op: AluOp, rd: u8, rs1: u8, rs2: u8) -> Instr {
         rs1: x(rs1),
         rs2: x(rs2),
     }
-}
-fn lui(rd: u8, imm: u32) -> Instr {
-    Instr::Lui { rd: x(rd), imm }
 }
 fn sw(rs2: u8, rs1: u8) -> Instr {
     Instr::Store {

@@ -6,22 +6,11 @@
 
 mod rv32_lift_common;
 
-use rv32_lift_common::{Outcome, run_with};
+use rv32_lift_common::{Outcome, imm, run_with, x};
 use wavejit_frontend::rv32::lift::{DispatchShape, LiftConfig, TrapCause};
 use wavejit_frontend::rv32::*;
 use wavejit_ir::{InstKind, Kernel, Terminator};
 
-fn x(n: u8) -> XReg {
-    XReg(n)
-}
-fn imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
-    Instr::OpImm {
-        op,
-        rd: x(rd),
-        rs1: x(rs1),
-        imm,
-    }
-}
 fn add(rd: u8, rs1: u8, rs2: u8) -> Instr {
     Instr::Op {
         op: AluOp::Add,

@@ -6,9 +6,28 @@
 use std::ptr::NonNull;
 
 use wavejit_frontend::rv32::lift::{self, LANE_BYTES, LaneContext, LiftConfig, LiftedKernel};
-use wavejit_frontend::rv32::{Instr, encode};
+use wavejit_frontend::rv32::{AluImmOp, FReg, Instr, XReg, encode};
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::{Access, AccessCause, Dispatch, Engine, Fault, GlobalMemory};
+
+/// Instruction builders the tests share.
+pub fn x(n: u8) -> XReg {
+    XReg(n)
+}
+pub fn f(n: u8) -> FReg {
+    FReg(n)
+}
+pub fn imm(op: AluImmOp, rd: u8, rs1: u8, imm: i32) -> Instr {
+    Instr::OpImm {
+        op,
+        rd: x(rd),
+        rs1: x(rs1),
+        imm,
+    }
+}
+pub fn lui(rd: u8, imm: u32) -> Instr {
+    Instr::Lui { rd: x(rd), imm }
+}
 
 pub const VRAM_SIZE: usize = 1 << 20;
 pub const CTX_BASE: u64 = 1 << 32;
