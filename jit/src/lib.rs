@@ -72,6 +72,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use wavejit_ir::interp::Interpreter;
+use wavejit_ir::transform::WorkgroupPacking;
 use wavejit_ir::{Dispatch, Engine, Fault, GlobalMemory, Kernel};
 
 pub use compiled::Compiled;
@@ -231,6 +232,8 @@ pub struct Jit {
     /// cache is consulted: comparing a kernel costs about a quarter of hashing
     /// it, and most dispatches repeat a recent kernel.
     recent: Mutex<Vec<Arc<Compiled>>>,
+    /// The last kernels packed ([`WorkgroupPacking`]), newest first.
+    packed: Mutex<Vec<Packed>>,
     compiles: AtomicUsize,
     interpreted: AtomicUsize,
     lane_core_fallbacks: AtomicUsize,
@@ -247,6 +250,16 @@ pub struct Jit {
 /// and so does a kernel the gang core refuses (it would run on the lane core).
 pub const NO_FALLBACK_ENV: &str = "WAVEJIT_NO_INTERP_FALLBACK";
 
+/// Set to `1`: dispatches of small independent workgroups run them side by
+/// side in larger ones ([`WorkgroupPacking`]). Off by default until the
+/// whole differential suite has run with it.
+pub const PACK_WORKGROUPS_ENV: &str = "WAVEJIT_PACK_WORKGROUPS";
+
+fn pack_workgroups() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(PACK_WORKGROUPS_ENV).as_deref() == Ok("1"))
+}
+
 fn no_fallback() -> bool {
     static NO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *NO.get_or_init(|| std::env::var_os(NO_FALLBACK_ENV).is_some())
@@ -254,6 +267,16 @@ fn no_fallback() -> bool {
 
 /// How many recent kernels [`Jit`] compares before hashing.
 const RECENT: usize = 4;
+
+/// How many packed kernels [`Jit`] keeps.
+const PACKED: usize = 8;
+
+/// A kernel and its packing, with the packed kernel.
+struct Packed {
+    original: Arc<Kernel>,
+    packing: WorkgroupPacking,
+    kernel: Arc<Kernel>,
+}
 
 impl Default for Jit {
     fn default() -> Jit {
@@ -267,6 +290,7 @@ impl Jit {
             config,
             cache: Mutex::new(HashMap::new()),
             recent: Mutex::new(Vec::with_capacity(RECENT)),
+            packed: Mutex::new(Vec::new()),
             compiles: AtomicUsize::new(0),
             interpreted: AtomicUsize::new(0),
             lane_core_fallbacks: AtomicUsize::new(0),
@@ -634,6 +658,52 @@ impl Engine for Jit {
     ) -> Result<(), Fault> {
         // The same refusal as the interpreter's, before anything is compiled.
         dispatch.check(kernel)?;
+        if pack_workgroups()
+            && let Some(packing) = WorkgroupPacking::plan(kernel, dispatch)
+        {
+            let packed = self.packed_kernel(kernel, packing);
+            let packed_dispatch = packing.dispatch(dispatch);
+            return self
+                .run_checked(&packed, &packed_dispatch, memory)
+                .map_err(|f| packing.original_fault(f));
+        }
+        self.run_checked(kernel, dispatch, memory)
+    }
+}
+
+impl Jit {
+    /// `kernel` as `packing` runs it, from the last few made.
+    fn packed_kernel(&self, kernel: &Kernel, packing: WorkgroupPacking) -> Arc<Kernel> {
+        let mut made = self.packed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = made
+            .iter()
+            .position(|p| p.packing == packing && *p.original == *kernel)
+        {
+            let hit = made.remove(i);
+            let k = hit.kernel.clone();
+            made.insert(0, hit);
+            return k;
+        }
+        let k = Arc::new(packing.kernel(kernel));
+        made.insert(
+            0,
+            Packed {
+                original: Arc::new(kernel.clone()),
+                packing,
+                kernel: k.clone(),
+            },
+        );
+        made.truncate(PACKED);
+        k
+    }
+
+    /// [`Engine::run`] after the dispatch check.
+    fn run_checked(
+        &self,
+        kernel: &Kernel,
+        dispatch: &Dispatch,
+        memory: &dyn GlobalMemory,
+    ) -> Result<(), Fault> {
         let wg = u64::from(dispatch.lanes_per_workgroup());
         let lanes = wg.saturating_mul(dispatch.workgroup_count());
         // Shapes the batch layout does not handle keep the interpreter's answer

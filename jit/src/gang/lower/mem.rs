@@ -115,8 +115,99 @@ impl GLower<'_, '_> {
         }
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        self.helper_into(inst, wj_gang_access as *const (), join)?;
+        self.load_same_at_runtime(inst, a.space, addr_v, join)?;
         self.def(res[0], params)
+    }
+
+    /// The path of a word load whose lanes were not consecutive: when every
+    /// active lane reads one aligned word inside memory the load may use,
+    /// one scalar load for the chunk (a loop's uniform address, which the
+    /// stride analysis does not see: loop counters are block parameters);
+    /// otherwise the helper, lane by lane (and its faults). Inactive lanes'
+    /// addresses are not looked at.
+    fn load_same_at_runtime(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+        join: ir::Block,
+    ) -> Result<(), JitError> {
+        let (ok, p) = self.cold(|this| {
+            let addr = this.val(addr_v)?;
+            let mask = this.mask();
+            let (a0, same) = this.active_lanes_equal(space, &addr, &mask)?;
+            let low = this.b.ins().band_imm_s(a0, 3);
+            let aligned = this.b.ins().icmp_imm_s(CC::Equal, low, 0);
+            let four = this.iconst(types::I64, 4);
+            let (inside, p) = this.region(inst, space, a0, four, false)?;
+            let ok = this.b.ins().band(same, aligned);
+            Ok((this.b.ins().band(ok, inside), p))
+        })?;
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let x = self.b.ins().load(types::I32, guest(), p, 0);
+        let v = self.b.ins().splat(types::I32X4, x);
+        let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        self.helper_into(inst, wj_gang_access as *const (), join)
+    }
+
+    /// Lane 0's address (i64) and whether every active lane's address
+    /// equals it (i8).
+    fn active_lanes_equal(
+        &mut self,
+        space: AddrSpace,
+        addr: &[ir::Value],
+        mask: &[ir::Value],
+    ) -> Result<(ir::Value, ir::Value), JitError> {
+        let mut all: Option<ir::Value> = None;
+        let mut and = |this: &mut Self, ok: ir::Value| {
+            all = Some(match all {
+                None => ok,
+                Some(a) => this.b.ins().band(a, ok),
+            });
+        };
+        let a0 = if space == AddrSpace::Global {
+            // Two I64X2 per mask vector: lanes 4k, 4k+1 and 4k+2, 4k+3.
+            let first = self.i64x2_of(addr[0]);
+            let a0 = self.b.ins().extractlane(first, 0);
+            let base = self.b.ins().splat(types::I64X2, a0);
+            for (k, &m) in mask.iter().enumerate() {
+                let m = self.i32x4_of(m);
+                let halves = [self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)];
+                for (h, m64) in halves.into_iter().enumerate() {
+                    let v = *addr
+                        .get(2 * k + h)
+                        .ok_or(JitError::Malformed("address vectors short of the mask"))?;
+                    let v = self.i64x2_of(v);
+                    let eq = self.b.ins().icmp(CC::Equal, v, base);
+                    let off = self.b.ins().bnot(m64);
+                    let ok = self.b.ins().bor(eq, off);
+                    let ok = self.i32x4_of(ok);
+                    and(self, ok);
+                }
+            }
+            a0
+        } else {
+            let first = self.i32x4_of(addr[0]);
+            let a32 = self.b.ins().extractlane(first, 0);
+            let base = self.b.ins().splat(types::I32X4, a32);
+            for (&v, &m) in addr.iter().zip(mask) {
+                let v = self.i32x4_of(v);
+                let m = self.i32x4_of(m);
+                let eq = self.b.ins().icmp(CC::Equal, v, base);
+                let off = self.b.ins().bnot(m);
+                let ok = self.b.ins().bor(eq, off);
+                and(self, ok);
+            }
+            self.b.ins().uextend(types::I64, a32)
+        };
+        let all = all.ok_or(JitError::Malformed("empty chunk"))?;
+        Ok((a0, self.b.ins().vall_true(all)))
     }
 
     pub(super) fn store(&mut self, inst: wj::Inst, a: &MemAccess) -> Result<(), JitError> {
