@@ -371,17 +371,27 @@ impl Dispatch {
 
     /// The local id (x, y, z) of a linear index in the workgroup.
     pub fn local_id(&self, index: u32) -> [u32; 3] {
-        let [sx, sy, _] = self.workgroup_size;
-        [index % sx, (index / sx) % sy, index / (sx * sy)]
+        local_id_in(self.workgroup_size, index)
     }
 
     /// The workgroup id (x, y, z) of a linear workgroup number.
     pub fn workgroup_id(&self, index: u64) -> [u32; 3] {
-        let [gx, gy, _] = self.workgroups.map(u64::from);
-        [
-            (index % gx) as u32,
-            ((index / gx) % gy) as u32,
-            (index / (gx * gy)) as u32,
-        ]
+        workgroup_id_in(self.workgroups, index)
     }
+}
+
+/// [`Dispatch::local_id`] for a workgroup of shape `size`.
+pub(crate) fn local_id_in(size: [u32; 3], index: u32) -> [u32; 3] {
+    let [sx, sy, _] = size;
+    [index % sx, (index / sx) % sy, index / (sx * sy)]
+}
+
+/// [`Dispatch::workgroup_id`] for a grid of `groups`.
+pub(crate) fn workgroup_id_in(groups: [u32; 3], index: u64) -> [u32; 3] {
+    let [gx, gy, _] = groups.map(u64::from);
+    [
+        (index % gx) as u32,
+        ((index / gx) % gy) as u32,
+        (index / (gx * gy)) as u32,
+    ]
 }

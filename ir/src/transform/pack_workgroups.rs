@@ -27,7 +27,7 @@
 //! name the same place, and [`WorkgroupPacking::original_fault`] names the
 //! original lane. `P` divides `G`, so no lane is added either.
 
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, local_id_in, workgroup_id_in};
 use crate::entities::Value;
 use crate::fault::{Fault, LaneId};
 use crate::inst::{AddrSpace, Builtin, IBinOp, InstKind};
@@ -172,16 +172,9 @@ impl WorkgroupPacking {
         let w = self.lanes_per_group();
         let j = lane.local[0];
         let g = u64::from(lane.workgroup[0]) * u64::from(self.per_pack) + u64::from(j / w);
-        let l = j % w;
-        let [wx, wy, _] = self.workgroup_size;
-        let [nx, ny, _] = self.workgroups.map(u64::from);
         LaneId {
-            workgroup: [
-                (g % nx) as u32,
-                ((g / nx) % ny) as u32,
-                (g / (nx * ny)) as u32,
-            ],
-            local: [l % wx, (l / wx) % wy, l / (wx * wy)],
+            workgroup: workgroup_id_in(self.workgroups, g),
+            local: local_id_in(self.workgroup_size, j % w),
         }
     }
 
@@ -198,19 +191,8 @@ fn workgroups_independent(kernel: &Kernel) -> bool {
     kernel.blocks.values().all(|b| {
         b.insts.iter().all(|&i| match &kernel.insts[i].kind {
             InstKind::Load(a) | InstKind::Store(a) => a.space != AddrSpace::Shared,
-            InstKind::Atomic { .. }
-            | InstKind::Barrier
-            | InstKind::Ballot
-            | InstKind::VoteAny
-            | InstKind::VoteAll
-            | InstKind::FirstActive
-            | InstKind::Elect
-            | InstKind::ReadLane
-            | InstKind::ReadFirst
-            | InstKind::Shuffle(_)
-            | InstKind::Reduce(_)
-            | InstKind::Scan { .. } => false,
-            _ => true,
+            InstKind::Atomic { .. } | InstKind::Barrier => false,
+            kind => !kind.is_cross_lane(),
         })
     })
 }
@@ -246,7 +228,8 @@ impl Emit<'_> {
         self.bin(op, a, c)
     }
 
-    /// `(i % nx, (i / nx) % ny, i / (nx * ny))`, the dispatch's order.
+    /// `(i % nx, (i / nx) % ny, i / (nx * ny))` in IR: the order of
+    /// [`workgroup_id_in`] and [`local_id_in`].
     fn split3(&mut self, i: Value, nx: u32, ny: u32) -> [Value; 3] {
         let x = self.bin_const(IBinOp::RemU, i, nx);
         let row = self.bin_const(IBinOp::DivU, i, nx);

@@ -143,17 +143,7 @@ impl GLower<'_, '_> {
             let ok = this.b.ins().band(same, aligned);
             Ok((this.b.ins().band(ok, inside), p))
         })?;
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
-        self.b.set_cold_block(slow);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
-        self.b.switch_to_block(fast);
-        let x = self.b.ins().load(types::I32, guest(), p, 0);
-        let v = self.b.ins().splat(types::I32X4, x);
-        let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(slow);
-        self.helper_into(inst, wj_gang_access as *const (), join)
+        self.scalar_load_or_helper(inst, ok, p, join)
     }
 
     /// Lane 0's address (i64) and whether every active lane's address
@@ -330,12 +320,25 @@ impl GLower<'_, '_> {
     ) -> Result<(), JitError> {
         let res = self.kernel.insts[inst].results[0];
         let (ok, p) = self.same_address(inst, space, addr_v, false)?;
-        let slow = self.b.create_block();
-        let fast = self.b.create_block();
         let join = self.b.create_block();
         let params: Gv = (0..self.g)
             .map(|_| self.b.append_block_param(join, types::I32X4))
             .collect();
+        self.scalar_load_or_helper(inst, ok, p, join)?;
+        self.def(res, params)
+    }
+
+    /// When `ok`, the word at host address `p` splatted to every lane,
+    /// else the helper lane by lane; both jump to `join` with the values.
+    fn scalar_load_or_helper(
+        &mut self,
+        inst: wj::Inst,
+        ok: ir::Value,
+        p: ir::Value,
+        join: ir::Block,
+    ) -> Result<(), JitError> {
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
         self.b.set_cold_block(slow);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
@@ -344,8 +347,7 @@ impl GLower<'_, '_> {
         let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        self.helper_into(inst, wj_gang_access as *const (), join)?;
-        self.def(res, params)
+        self.helper_into(inst, wj_gang_access as *const (), join)
     }
 
     /// A shared word store whose address every lane of the chunk shares:
