@@ -160,6 +160,11 @@ pub struct JitConfig {
     /// the one just used always stays. Default [`DEFAULT_CACHE_BYTES`], or
     /// the number of bytes in [`CACHE_BYTES_ENV`].
     pub cache_bytes: usize,
+    /// Dispatches of small independent workgroups run them side by side,
+    /// several to one larger workgroup of at most `batch_lanes` lanes
+    /// ([`WorkgroupPacking`]), so the gang core's vectors fill with lanes of
+    /// several workgroups. Default on; [`PACK_WORKGROUPS_ENV`]`=0` turns it off.
+    pub pack_workgroups: bool,
 }
 
 /// The kernel cache's default budget: 256 MiB.
@@ -209,6 +214,7 @@ impl Default for JitConfig {
             // 0.03 ns per lane and instruction (bench_profile, ALU kernel).
             optimize_after_lanes: 1 << 17,
             cache_bytes: cache_bytes_from_env(),
+            pack_workgroups: std::env::var(PACK_WORKGROUPS_ENV).as_deref() != Ok("0"),
         }
     }
 }
@@ -237,6 +243,7 @@ pub struct Jit {
     compiles: AtomicUsize,
     interpreted: AtomicUsize,
     lane_core_fallbacks: AtomicUsize,
+    packed_dispatches: AtomicUsize,
     evictions: AtomicUsize,
     /// Ticks once per use of a compilation (its `last_used` stamp).
     clock: AtomicU64,
@@ -250,15 +257,8 @@ pub struct Jit {
 /// and so does a kernel the gang core refuses (it would run on the lane core).
 pub const NO_FALLBACK_ENV: &str = "WAVEJIT_NO_INTERP_FALLBACK";
 
-/// Set to `1`: dispatches of small independent workgroups run them side by
-/// side in larger ones ([`WorkgroupPacking`]). Off by default until the
-/// whole differential suite has run with it.
+/// Set to `0`: [`JitConfig::pack_workgroups`] is off by default.
 pub const PACK_WORKGROUPS_ENV: &str = "WAVEJIT_PACK_WORKGROUPS";
-
-fn pack_workgroups() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var(PACK_WORKGROUPS_ENV).as_deref() == Ok("1"))
-}
 
 fn no_fallback() -> bool {
     static NO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -294,6 +294,7 @@ impl Jit {
             compiles: AtomicUsize::new(0),
             interpreted: AtomicUsize::new(0),
             lane_core_fallbacks: AtomicUsize::new(0),
+            packed_dispatches: AtomicUsize::new(0),
             evictions: AtomicUsize::new(0),
             clock: AtomicU64::new(0),
             pool: OnceLock::new(),
@@ -387,6 +388,12 @@ impl Jit {
     /// core, which gives the same bits; a panic under [`NO_FALLBACK_ENV`]).
     pub fn gang_fallbacks(&self) -> usize {
         self.lane_core_fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// How many dispatches ran with their workgroups packed
+    /// ([`JitConfig::pack_workgroups`]).
+    pub fn packed_dispatches(&self) -> usize {
+        self.packed_dispatches.load(Ordering::Relaxed)
     }
 
     fn interpret(
@@ -658,9 +665,17 @@ impl Engine for Jit {
     ) -> Result<(), Fault> {
         // The same refusal as the interpreter's, before anything is compiled.
         dispatch.check(kernel)?;
-        if pack_workgroups()
-            && let Some(packing) = WorkgroupPacking::plan(kernel, dispatch)
+        // A packed workgroup stays within the configured batch: a batch of
+        // one workgroup keeps meaning one of the dispatch's (after a fault,
+        // what else ran is the rest of the faulting batch).
+        let fits = |p: &WorkgroupPacking| {
+            let lanes = u64::from(p.per_pack()) * u64::from(dispatch.lanes_per_workgroup());
+            lanes <= self.config.batch_lanes as u64
+        };
+        if self.config.pack_workgroups
+            && let Some(packing) = WorkgroupPacking::plan(kernel, dispatch).filter(fits)
         {
+            self.packed_dispatches.fetch_add(1, Ordering::Relaxed);
             let packed = self.packed_kernel(kernel, packing);
             let packed_dispatch = packing.dispatch(dispatch);
             return self

@@ -49,6 +49,9 @@ fn config(interp_below: u64) -> JitConfig {
         parallel_min_work: 0,
         optimize_after_lanes: u64::MAX,
         cache_bytes: wavejit_jit::DEFAULT_CACHE_BYTES,
+        // These tests count the compilations of the kernels they run;
+        // packing would compile packed copies (see `packed_workgroups_...`).
+        pack_workgroups: false,
     }
 }
 
@@ -229,4 +232,78 @@ fn a_batch_holds_whole_workgroups_within_the_memory_bound() {
     let wider = Dispatch::new([2, 1, 1], [1024, 1, 1]);
     k.private_size = 0;
     assert_eq!(jit.batch_lanes_for(&k, &wider), 1024);
+}
+
+/// out[group * size + local] = group << 8 | local, from the builtins packing
+/// recomputes.
+fn ids_kernel() -> Kernel {
+    let mut kern = Kernel::new("ids");
+    let entry = kern.add_block();
+    let mut b = Builder::new(&mut kern, entry);
+    let local = b.ins(InstKind::Builtin(Builtin::LocalIndex), &[]);
+    let group = b.ins(InstKind::Builtin(Builtin::WorkgroupId(0)), &[]);
+    let size = b.ins(InstKind::Builtin(Builtin::WorkgroupSize(0)), &[]);
+    let eight = b.iconst(Type::I32, 8);
+    let hi = b.ins(InstKind::IBinary(IBinOp::Shl), &[group, eight]);
+    let v = b.ins(InstKind::IBinary(IBinOp::Or), &[hi, local]);
+    let base = b.ins(InstKind::IBinary(IBinOp::Mul), &[group, size]);
+    let gid = b.ins(InstKind::IBinary(IBinOp::Add), &[base, local]);
+    let g64 = b.ins(
+        InstKind::Cast {
+            op: CastOp::Zext,
+            to: Type::I64,
+        },
+        &[gid],
+    );
+    let four = b.iconst(Type::I64, 4);
+    let off = b.ins(InstKind::IBinary(IBinOp::Mul), &[g64, four]);
+    let buf = b.iconst(Type::I64, BUF);
+    let addr = b.ins(InstKind::IBinary(IBinOp::Add), &[buf, off]);
+    b.ins(
+        InstKind::Store(MemAccess::scalar(AddrSpace::Global, Type::I32)),
+        &[addr, v],
+    );
+    b.exit();
+    kern
+}
+
+/// Sixteen workgroups of two lanes run as one packed workgroup of 32 lanes:
+/// the same bytes as unpacked, a fault naming the original lane, and no
+/// packing where the configured batch is narrower than the pack.
+#[test]
+fn packed_workgroups_keep_ids_and_faults() {
+    let k = ids_kernel();
+    let d = Dispatch::new([16, 1, 1], [2, 1, 1]);
+    let packing = |batch_lanes| {
+        Jit::new(JitConfig {
+            batch_lanes,
+            pack_workgroups: true,
+            ..config(0)
+        })
+    };
+    let jit = packing(64);
+    let out = run_on(&jit, &k, &d, &[0; 128], &[], true);
+    assert_eq!(jit.packed_dispatches(), 1);
+    assert_eq!(out.fault, None);
+    let word = |i: usize| u32::from_le_bytes(out.memory[4 * i..4 * i + 4].try_into().unwrap());
+    assert_eq!(word(0), 0);
+    assert_eq!(word(1), 1);
+    assert_eq!(word(2), 0x100);
+    assert_eq!(word(31), 0xf01);
+    assert_eq!(out, run_on(&Interpreter, &k, &d, &[0; 128], &[], true));
+
+    // 40 bytes: lane 10 (workgroup 5, local 0) is the first out of range.
+    let faulted = run_on(&jit, &k, &d, &[0; 40], &[], true);
+    let want = run_on(&Interpreter, &k, &d, &[0; 40], &[], true);
+    let lane = faulted
+        .fault
+        .as_ref()
+        .map(|f| (f.lane.workgroup, f.lane.local));
+    assert_eq!(lane, Some(([5, 0, 0], [0, 0, 0])));
+    assert_eq!(faulted.fault, want.fault);
+    assert_eq!(jit.packed_dispatches(), 2);
+
+    let narrow = packing(16);
+    assert_eq!(run_on(&narrow, &k, &d, &[0; 128], &[], true), out);
+    assert_eq!(narrow.packed_dispatches(), 0);
 }

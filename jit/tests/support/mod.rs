@@ -125,8 +125,9 @@ pub fn run_on(
 /// core; the lane core), batch widths (1: one workgroup per batch; 16..1024:
 /// gang-sized to many workgroups side by side), thread counts 1-3, the lane
 /// core's vector thresholds (0: scalar only; 1: every vectorizable stretch),
-/// both tiers (the register allocators differ) and memory with and without
-/// `regions()` (the JIT's inline path or `translate` only).
+/// both tiers (the register allocators differ), workgroup packing on and off
+/// and memory with and without `regions()` (the JIT's inline path or
+/// `translate` only).
 pub fn jit_configs() -> Vec<JitConfig> {
     use wavejit_jit::Core::{Gang, Lanes, Tiered};
     [
@@ -150,6 +151,8 @@ pub fn jit_configs() -> Vec<JitConfig> {
             parallel_min_work: 0,
             optimize_after_lanes: if k % 2 == 0 { 0 } else { u64::MAX },
             cache_bytes: wavejit_jit::DEFAULT_CACHE_BYTES,
+            // Packing on and off on each core (it needs batches of 16 lanes).
+            pack_workgroups: k != 2 && k != 6,
         },
     )
     .collect()

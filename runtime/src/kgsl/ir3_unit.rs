@@ -167,7 +167,7 @@ impl ComputeUnit for Ir3Unit {
             step_limit: wavejit_ir::dispatch::DEFAULT_STEP_LIMIT,
             budget: self.budget.clone(),
         };
-        let _run_timer = profile::start(Phase::Run);
+        let _run_timer = profile::start_run(&kernel, &dispatch);
         self.jit
             .run(&kernel, &dispatch, mem)
             .map_err(|f| ComputeError::new(where_, f))

@@ -3,9 +3,12 @@
 //! (clients rarely close the device first). Off (the default) each phase costs
 //! one relaxed atomic load.
 
-use std::sync::OnceLock;
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
+
+use wavejit_ir::{Dispatch, Kernel};
 
 /// Environment variable that turns the timers on.
 pub const PROFILE_ENV: &str = "WAVEJIT_KGSL_PROFILE";
@@ -72,6 +75,61 @@ impl Drop for Timer {
     }
 }
 
+/// Runs the report lists by time, longest first.
+const SLOWEST: usize = 12;
+
+/// The longest runs so far: (nanoseconds, the run described).
+static SLOWEST_RUNS: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+
+/// A dispatch's run, timed; [`Timer`] for [`Phase::Run`] that also keeps the
+/// longest runs with their kernel's name (where a client's time goes is
+/// mostly a few kernels).
+pub struct RunTimer<'a> {
+    _timer: Timer,
+    started: Option<(Instant, &'a Kernel, &'a Dispatch)>,
+}
+
+/// Starts timing the run of `kernel` for `dispatch`.
+pub fn start_run<'a>(kernel: &'a Kernel, dispatch: &'a Dispatch) -> RunTimer<'a> {
+    let timer = start(Phase::Run);
+    let started = timer.0.map(|(_, t0)| (t0, kernel, dispatch));
+    RunTimer {
+        _timer: timer,
+        started,
+    }
+}
+
+/// `kernel` told apart from others of the same name (lifted kernels are named
+/// after their register count): its size and a hash of its IR.
+fn describe(kernel: &Kernel, dispatch: &Dispatch) -> String {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    kernel.hash(&mut h);
+    format!(
+        "{:?} x {:?} lanes, {}: {} ops in {} blocks, IR hash {:016x}",
+        dispatch.workgroups,
+        dispatch.workgroup_size,
+        kernel.name,
+        kernel.op_count(),
+        kernel.blocks.len(),
+        h.finish()
+    )
+}
+
+impl Drop for RunTimer<'_> {
+    fn drop(&mut self) {
+        let Some((t0, kernel, dispatch)) = self.started else {
+            return;
+        };
+        let ns = t0.elapsed().as_nanos() as u64;
+        let mut slow = SLOWEST_RUNS.lock().unwrap_or_else(|p| p.into_inner());
+        if slow.len() < SLOWEST || slow.last().is_some_and(|l| l.0 < ns) {
+            let at = slow.partition_point(|s| s.0 >= ns);
+            slow.insert(at, (ns, describe(kernel, dispatch)));
+            slow.truncate(SLOWEST);
+        }
+    }
+}
+
 extern "C" fn print_report() {
     eprint!("{}", report());
 }
@@ -89,6 +147,13 @@ pub fn report() -> String {
             ns as f64 / 1e6,
             ns as f64 / 1e3 / submits as f64
         );
+    }
+    let slow = SLOWEST_RUNS.lock().unwrap_or_else(|p| p.into_inner());
+    if !slow.is_empty() {
+        s += "  longest runs:\n";
+        for (ns, run) in slow.iter() {
+            s += &format!("    {:>10.3} ms  {run}\n", *ns as f64 / 1e6);
+        }
     }
     s
 }
