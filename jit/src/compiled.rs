@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Type};
 
 use crate::Tier;
@@ -34,6 +34,9 @@ pub struct Compiled {
     /// The plan of the gang core: no vector runs (every run is vector code).
     pub(crate) gang_plan: Plan,
     pub(crate) tier: Tier,
+    /// Some edge leads back to a block not after its source (every loop has
+    /// one): the lane count alone does not tell the dispatch's cost.
+    pub(crate) may_loop: bool,
     /// Lanes run so far with this code (decides when a baseline compilation is
     /// replaced by an optimized one).
     pub(crate) lanes_run: AtomicU64,
@@ -204,7 +207,13 @@ impl Compiled {
         } else {
             0
         };
+        let cfg = wavejit_ir::analysis::cfg::Cfg::compute(kernel);
+        let may_loop = kernel
+            .blocks
+            .keys()
+            .any(|b| cfg.succs(b).iter().any(|s| s.index() <= b.index()));
         Ok(Compiled {
+            may_loop,
             seg_of_pc,
             shared_bytes,
             private_bytes,

@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{BUF, run_on};
+use support::{BUF, RO, run_on};
 use wavejit_ir::interp::Interpreter;
 use wavejit_ir::verify::VerifyError;
 use wavejit_ir::{
@@ -306,4 +306,94 @@ fn packed_workgroups_keep_ids_and_faults() {
     let narrow = packing(16);
     assert_eq!(run_on(&narrow, &k, &d, &[0; 128], &[], true), out);
     assert_eq!(narrow.packed_dispatches(), 0);
+}
+
+/// out[gid] = the loop's sum after `trips` iterations of acc = acc * 3 + i,
+/// with a read of ro[gid] before the loop (a fault past the ro buffer).
+fn loop_kernel(trips: u32) -> Kernel {
+    let text = format!(
+        "kernel @loop shared 0 private 0 {{
+block0:
+  v0 = local_index
+  v1 = workgroup_id.x
+  v2 = const.i32 16
+  v3 = imul.i32 v1, v2
+  v4 = iadd.i32 v3, v0
+  v5 = zext.i32.i64 v4
+  v6 = const.i64 2
+  v7 = shl.i64 v5, v6
+  v8 = const.i64 {RO}
+  v9 = iadd.i64 v8, v7
+  v10 = load.global.i32 v9
+  v11 = const.i32 0
+  jump block1(v10, v11)
+block1(v12: i32, v13: i32):
+  v14 = const.i32 3
+  v15 = imul.i32 v12, v14
+  v16 = iadd.i32 v15, v13
+  v17 = const.i32 1
+  v18 = iadd.i32 v13, v17
+  v19 = const.i32 {trips}
+  v20 = icmp.ult.i32 v18, v19
+  br v20, block1(v16, v18), block2
+block2:
+  v21 = const.i64 {BUF}
+  v22 = iadd.i64 v21, v7
+  store.global.i32 v22, v16
+  exit
+}}
+"
+    );
+    match wavejit_ir::text::parse(&text) {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A tiered dispatch too small for the optimized tier by its lane count
+/// moves there after its first batch when its loops make it long enough,
+/// with the interpreter's bits and faults; a short loop stays at baseline.
+#[test]
+fn looping_dispatches_tier_up_after_their_first_batch() {
+    let tiered = || {
+        Jit::new(JitConfig {
+            core: wavejit_jit::Core::Tiered,
+            batch_lanes: 16,
+            optimize_after_lanes: 400,
+            ..config(0)
+        })
+    };
+    let d = Dispatch::new([4, 1, 1], [16, 1, 1]);
+    let ro: Vec<u8> = (0..64u32).flat_map(|i| (i * 7).to_le_bytes()).collect();
+    // 16 lanes x 100 steps in the first batch project to 6,400 steps over
+    // four batches, past the 4 x 400 per block (three blocks) asked for.
+    let long = loop_kernel(100);
+    let jit = tiered();
+    let out = run_on(&jit, &long, &d, &[0; 256], &ro, true);
+    assert_eq!(out, run_on(&Interpreter, &long, &d, &[0; 256], &ro, true));
+    let word = |i: usize| u32::from_le_bytes(out.memory[4 * i..4 * i + 4].try_into().unwrap());
+    let want = |gid: u32| (0..100u32).fold(gid * 7, |acc, i| acc.wrapping_mul(3).wrapping_add(i));
+    assert_eq!((word(0), word(63)), (want(0), want(63)));
+    assert_eq!(jit.compile_count(), 2);
+    let c = jit.compile(&long, 16).map(|c| c.tier()).ok();
+    assert_eq!(c, Some(Tier::Optimized));
+
+    // A fault in the third batch (ro ends at lane 40) is the interpreter's.
+    let jit = tiered();
+    let faulted = run_on(&jit, &long, &d, &[0; 256], &ro[..160], true);
+    let lane = faulted
+        .fault
+        .as_ref()
+        .map(|f| (f.lane.workgroup, f.lane.local));
+    assert_eq!(lane, Some(([2, 0, 0], [8, 0, 0])));
+    let interp = run_on(&Interpreter, &long, &d, &[0; 256], &ro[..160], true);
+    assert_eq!(faulted.fault, interp.fault);
+    assert_eq!(jit.compile_count(), 2);
+
+    // Two iterations: 16 x 2 x 4 steps stay below; nothing more compiles.
+    let short = loop_kernel(2);
+    let jit = tiered();
+    let out = run_on(&jit, &short, &d, &[0; 256], &ro, true);
+    assert_eq!(out, run_on(&Interpreter, &short, &d, &[0; 256], &ro, true));
+    assert_eq!(jit.compile_count(), 1);
 }

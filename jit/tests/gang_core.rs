@@ -1458,3 +1458,86 @@ block1:
         assert_eq!((got[i], got[N + i]), (y, z), "lane {i}");
     }
 }
+
+/// Scattered word loads read lane by lane in compiled code (the gather):
+/// global loads whose inactive lanes hold addresses far outside memory,
+/// shared loads at a permuted index after a barrier, and a global gather
+/// one of whose active lanes reads past the buffer (its fault, the lowest
+/// lane's). Even lanes: out[i] = in[(5 * i) % 40] + shared[(7 * local) % 20];
+/// odd lanes: out[i] = 1.
+#[test]
+fn scattered_loads_are_gathered_with_the_interpreters_faults() {
+    let k = parse(&format!(
+        "kernel @gather shared 80 private 0 {{
+block0:
+{PROLOGUE}  v20 = const.i32 2
+  v21 = shl.i32 v0, v20
+  v22 = const.i32 3
+  v23 = imul.i32 v3, v22
+  store.shared.i32 v21, v23
+  barrier
+  v24 = const.i32 5
+  v25 = imul.i32 v3, v24
+  v26 = const.i32 40
+  v27 = urem.i32 v25, v26
+  v28 = zext.i32.i64 v27
+  v29 = shl.i64 v28, v11
+  v30 = const.i32 1
+  v31 = and.i32 v3, v30
+  v32 = zext.i32.i64 v31
+  v33 = const.i64 40
+  v34 = shl.i64 v32, v33
+  v35 = const.i64 0x20000000
+  v36 = iadd.i64 v35, v29
+  v37 = iadd.i64 v36, v34
+  v38 = icmp.ne.i32 v31, v30
+  br v38, block1, block2
+
+block1:
+  v40 = load.global.i32 v37
+  v41 = const.i32 7
+  v42 = imul.i32 v0, v41
+  v43 = const.i32 20
+  v44 = urem.i32 v42, v43
+  v45 = shl.i32 v44, v20
+  v46 = load.shared.i32 v45
+  v47 = iadd.i32 v40, v46
+  store.global.i32 v6, v47
+  exit
+
+block2:
+  store.global.i32 v6, v30
+  exit
+}}
+"
+    ));
+    let d = Dispatch::new([2, 1, 1], [20, 1, 1]);
+    let input: Vec<u8> = (0..40u32)
+        .flat_map(|i| (i * 1000 + 3).to_le_bytes())
+        .collect();
+    let out = compare(&k, &d, &[0; 160], &input);
+    assert_eq!(out.fault, None);
+    let got = u32s(&out.memory);
+    for (i, &v) in got.iter().enumerate() {
+        let i = i as u32;
+        let want = if i % 2 == 1 {
+            1
+        } else {
+            let (g, local) = (i / 20, i % 20);
+            let peer = 20 * g + (7 * local) % 20;
+            ((5 * i) % 40 * 1000 + 3) + 3 * peer
+        };
+        assert_eq!(v, want, "lane {i}");
+    }
+    // Inputs 0..30 only: lane 6 (an even lane) is the first to read in[30].
+    let short = compare(&k, &d, &[0; 160], &input[..120]);
+    let fault = short.fault.expect("an even lane reads past the input");
+    assert_eq!(fault.lane.local, [6, 0, 0]);
+    match fault.kind {
+        FaultKind::Memory { addr, write, .. } => {
+            assert_eq!(addr, support::RO + 30 * 4);
+            assert!(!write);
+        }
+        other => panic!("unexpected fault {other:?}"),
+    }
+}

@@ -95,6 +95,16 @@ impl<'a> Runner<'a> {
         self.c
     }
 
+    /// Steps (blocks entered) the lanes of the last batch's first `count`
+    /// workgroups took: its cost, loops included.
+    pub fn lane_steps(&self, count: usize) -> u64 {
+        let lanes = (count * self.wg_lanes).min(self.bufs.recs.len());
+        self.bufs.recs[..lanes]
+            .iter()
+            .map(|r| r.steps.saturating_sub(1))
+            .fold(0, u64::saturating_add)
+    }
+
     /// The buffers, for the next dispatch of the same compiled kernel.
     pub fn into_buffers(self) -> Buffers {
         self.bufs

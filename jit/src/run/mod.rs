@@ -11,9 +11,10 @@
 //! it exceeded faults like a batch whose first lane faulted, with
 //! [`FaultKind::Budget`](wavejit_ir::FaultKind::Budget).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
+use wavejit_ir::dispatch::BudgetClock;
 use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel, Pinned};
 
 use crate::JitError;
@@ -59,64 +60,150 @@ impl Batches for GangRunner<'_> {
     }
 }
 
+/// A baseline dispatch that may move to optimized code after its first
+/// batch: a kernel's loops decide its cost, which its lane count does not
+/// show (tinygrad's `r_4375_3_13125`: 4,375 lanes, 13,125 iterations each).
+pub struct Probe<'p> {
+    /// Lane steps (blocks entered) the whole dispatch must be projected to
+    /// take, from its first batch's, for the rest to run optimized.
+    pub min_steps: u64,
+    /// The optimized compilation (`None`: keep the baseline code).
+    pub optimized: &'p dyn Fn() -> Option<Arc<Compiled>>,
+}
+
 /// Runs `dispatch` with `c` (the gang core when `c` has its code and takes the
-/// dispatch, else the lane core, compiled now if needed).
+/// dispatch, else the lane core, compiled now if needed). With a `probe`, a
+/// lane-core dispatch of several batches runs its first batch alone and the
+/// rest on the probe's optimized code when the first batch's steps project
+/// to at least its `min_steps`; both cores give the interpreter's bits, and
+/// the batches still run in order under one budget clock.
 pub fn run_dispatch(
     c: &Compiled,
     kernel: &Kernel,
     dispatch: &Dispatch,
     memory: &dyn GlobalMemory,
     workers: Workers<'_>,
+    probe: Option<Probe<'_>>,
 ) -> Result<Result<(), Fault>, JitError> {
     // The runners snapshot region pointers for the whole dispatch; the pin keeps
     // them mapped even if another thread frees their allocations meanwhile.
     let _pin = Pinned::new(memory);
+    let grid = Grid::new(c, dispatch);
+    if grid.batches == 0 {
+        return Ok(Ok(()));
+    }
+    let clock = dispatch.budget.start();
     if let Some(code) = c.gang.as_ref().filter(|g| g.takes(dispatch)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
-        return Ok(run_batches(c, kernel, dispatch, workers, make));
+        return Ok(run_batches(kernel, &grid, &clock, 0, workers, make));
     }
     c.lane_code()?;
     let make = || Runner::new(c, kernel, dispatch, memory, c.take_buffers());
-    Ok(run_batches(c, kernel, dispatch, workers, make))
+    let Some(probe) = probe.filter(|_| grid.batches > 1) else {
+        return Ok(run_batches(kernel, &grid, &clock, 0, workers, make));
+    };
+    let mut runner = make();
+    let first = grid.run_checked(&mut runner, &clock, kernel, &mut 0, 0);
+    let steps = runner.lane_steps(grid.batch(0).1);
+    runner.finish();
+    if let Some((_, fault)) = first {
+        return Ok(Err(fault));
+    }
+    if steps.saturating_mul(grid.batches) >= probe.min_steps
+        && let Some(o) = (probe.optimized)()
+        && o.lanes == c.lanes
+        && let Some(code) = o.gang.as_ref().filter(|g| g.takes(dispatch))
+    {
+        let o = &*o;
+        let make = || GangRunner::new(code, o, dispatch, memory, o.take_gang_buffers());
+        return Ok(run_batches(kernel, &grid, &clock, 1, workers, make));
+    }
+    Ok(run_batches(kernel, &grid, &clock, 1, workers, make))
 }
 
-fn run_batches<R: Batches>(
-    c: &Compiled,
-    kernel: &Kernel,
-    dispatch: &Dispatch,
-    workers: Workers<'_>,
-    make: impl Fn() -> R + Sync,
-) -> Result<(), Fault> {
-    let wg_lanes = dispatch.lanes_per_workgroup() as usize;
-    let groups = dispatch.workgroup_count();
-    if wg_lanes == 0 || groups == 0 {
-        return Ok(());
+/// A dispatch cut into batches of whole workgroups.
+struct Grid<'d> {
+    dispatch: &'d Dispatch,
+    wg_lanes: usize,
+    groups: u64,
+    /// Workgroups per batch.
+    slots: u64,
+    batches: u64,
+}
+
+impl<'d> Grid<'d> {
+    fn new(c: &Compiled, dispatch: &'d Dispatch) -> Grid<'d> {
+        let wg_lanes = dispatch.lanes_per_workgroup() as usize;
+        let groups = dispatch.workgroup_count();
+        let slots = (c.lanes / wg_lanes.max(1)).max(1) as u64;
+        let batches = if wg_lanes == 0 {
+            0
+        } else {
+            groups.div_ceil(slots)
+        };
+        Grid {
+            dispatch,
+            wg_lanes,
+            groups,
+            slots,
+            batches,
+        }
     }
-    let slots = (c.lanes / wg_lanes).max(1) as u64;
-    let batches = groups.div_ceil(slots);
-    let batch = |b: u64| (b * slots, (groups - b * slots).min(slots) as usize);
-    let clock = dispatch.budget.start();
-    // A batch run, or the budget fault of its first lane (the first workgroup
-    // not started), keyed like a lane fault so the lowest still wins. Each
-    // worker looks at the budget on its first batch (so an exhausted budget
-    // runs nothing) and every CLOCK_EVERY batches after.
-    let run = |runner: &mut R, ticks: &mut u32, b: u64| -> Option<LaneFault> {
-        let (first, count) = batch(b);
-        if *ticks == 0 {
-            let id = dispatch.workgroup_id(first);
-            if let Some(fault) = clock.fault(kernel, id) {
-                return Some((u128::from(first) * wg_lanes as u128, fault));
-            }
+
+    /// The first workgroup of batch `b` and how many it holds.
+    fn batch(&self, b: u64) -> (u64, usize) {
+        (
+            b * self.slots,
+            (self.groups - b * self.slots).min(self.slots) as usize,
+        )
+    }
+
+    /// Batch `b` run, or the budget fault of its first lane (the first
+    /// workgroup not started), keyed like a lane fault so the lowest still
+    /// wins. A worker looks at the budget on its first batch (so an
+    /// exhausted budget runs nothing) and every CLOCK_EVERY batches after.
+    fn run_checked(
+        &self,
+        runner: &mut impl Batches,
+        clock: &BudgetClock<'_>,
+        kernel: &Kernel,
+        ticks: &mut u32,
+        b: u64,
+    ) -> Option<LaneFault> {
+        let (first, count) = self.batch(b);
+        if *ticks == 0
+            && let Some(fault) = clock.fault(kernel, self.dispatch.workgroup_id(first))
+        {
+            return Some((u128::from(first) * self.wg_lanes as u128, fault));
         }
         *ticks = (*ticks + 1) % CLOCK_EVERY;
         runner.run_batch(first, count)
+    }
+}
+
+/// Batches `from..` of `grid` on `workers`' threads, each with a runner of
+/// its own from `make`.
+fn run_batches<R: Batches>(
+    kernel: &Kernel,
+    grid: &Grid<'_>,
+    clock: &BudgetClock<'_>,
+    from: u64,
+    workers: Workers<'_>,
+    make: impl Fn() -> R + Sync,
+) -> Result<(), Fault> {
+    let batches = grid.batches;
+    if from >= batches {
+        return Ok(());
+    }
+    let run = |runner: &mut R, ticks: &mut u32, b: u64| -> Option<LaneFault> {
+        grid.run_checked(runner, clock, kernel, ticks, b)
     };
-    let threads = (workers.threads.max(1) as u64).min(batches) as usize;
+    let threads = (workers.threads.max(1) as u64).min(batches - from) as usize;
     if threads == 1 {
         let mut runner = make();
         let mut ticks = 0;
         let mut result = Ok(());
-        for b in 0..batches {
+        for b in from..batches {
             if let Some((_, fault)) = run(&mut runner, &mut ticks, b) {
                 result = Err(fault);
                 break;
@@ -125,7 +212,7 @@ fn run_batches<R: Batches>(
         runner.finish();
         return result;
     }
-    let next = AtomicU64::new(0);
+    let next = AtomicU64::new(from);
     let stop = AtomicU64::new(u64::MAX);
     let best: Mutex<Option<LaneFault>> = Mutex::new(None);
     // A worker claims up to 64 consecutive batches at a time (still in
@@ -135,7 +222,7 @@ fn run_batches<R: Batches>(
     // threads would break each thread's streams (saxpy on two threads,
     // measured with the software prefetch since removed: 2.5 ms with 1 batch
     // per claim, about 2.1 with 16, 1.7 with 64).
-    let claim = (batches / (threads as u64 * 8)).clamp(1, 64);
+    let claim = ((batches - from) / (threads as u64 * 8)).clamp(1, 64);
     let worker = || {
         let mut runner = make();
         let mut ticks = 0;

@@ -123,8 +123,8 @@ impl GLower<'_, '_> {
     /// active lane reads one aligned word inside memory the load may use,
     /// one scalar load for the chunk (a loop's uniform address, which the
     /// stride analysis does not see: loop counters are block parameters);
-    /// otherwise the helper, lane by lane (and its faults). Inactive lanes'
-    /// addresses are not looked at.
+    /// otherwise a gather, or the helper. Inactive lanes' addresses are not
+    /// looked at.
     fn load_same_at_runtime(
         &mut self,
         inst: wj::Inst,
@@ -143,7 +143,160 @@ impl GLower<'_, '_> {
             let ok = this.b.ins().band(same, aligned);
             Ok((this.b.ins().band(ok, inside), p))
         })?;
-        self.scalar_load_or_helper(inst, ok, p, join)
+        let fast = self.b.create_block();
+        let other = self.b.create_block();
+        self.b.set_cold_block(other);
+        self.b.ins().brif(ok, fast, &[], other, &[]);
+        self.b.switch_to_block(fast);
+        let x = self.b.ins().load(types::I32, guest(), p, 0);
+        let v = self.b.ins().splat(types::I32X4, x);
+        let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(other);
+        self.cold(|this| this.gather_or_helper(inst, space, addr_v, join))
+    }
+
+    /// A word load's lanes read one by one in compiled code (a gather) when
+    /// every active lane's address is aligned and its word lies in memory
+    /// the load may use (global: the site's cached region, which the helper
+    /// keeps; shared: the workgroup's area); otherwise the helper, lane by
+    /// lane (and its faults). Inactive lanes read a word the batch owns
+    /// instead (their values are never used). Packed workgroups read a
+    /// per-workgroup address this way: uniform in each original workgroup,
+    /// neither uniform nor consecutive across the pack.
+    fn gather_or_helper(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+        join: ir::Block,
+    ) -> Result<(), JitError> {
+        if space == AddrSpace::Shared && self.kernel.shared_size < 4 {
+            return self.helper_into(inst, wj_gang_access as *const (), join);
+        }
+        let (ok, hosts) = self.gather_test(inst, space, addr_v)?;
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.set_cold_block(fast);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let mut args: Vec<ir::BlockArg> = Vec::with_capacity(self.g);
+        for pair in hosts.chunks(2) {
+            // Lanes 4j, 4j+1 from the first vector, 4j+2, 4j+3 from the second.
+            let mut v = None;
+            for (k, &h) in pair.iter().enumerate() {
+                for l in 0..2u8 {
+                    let p = self.b.ins().extractlane(h, l);
+                    let x = self.b.ins().load(types::I32, guest(), p, 0);
+                    v = Some(match v {
+                        None => self.b.ins().scalar_to_vector(types::I32X4, x),
+                        Some(v) => self.b.ins().insertlane(v, x, 2 * k as u8 + l),
+                    });
+                }
+            }
+            let v = v.ok_or(JitError::Malformed("empty gather"))?;
+            args.push(v.into());
+        }
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(slow);
+        self.helper_into(inst, wj_gang_access as *const (), join)
+    }
+
+    /// The test of [`GLower::gather_or_helper`] (i8) and the lanes' host
+    /// addresses, two lanes per I64X2 (2 * g vectors).
+    fn gather_test(
+        &mut self,
+        inst: wj::Inst,
+        space: AddrSpace,
+        addr_v: wj::Value,
+    ) -> Result<(ir::Value, Vec<ir::Value>), JitError> {
+        let tr = MemFlagsData::trusted();
+        let addr = self.val(addr_v)?;
+        let mask = self.mask();
+        // Per pair of lanes: the guest address (for alignment) and the
+        // offset into the area; then the area's last word offset, its host
+        // base, a readable host word for inactive lanes, and a condition on
+        // the area itself.
+        let mut pairs: Vec<(ir::Value, ir::Value, ir::Value)> = Vec::new();
+        let (last, base, spare, cond) = if space == AddrSpace::Global {
+            let site = self.plan.gc_site[inst];
+            let gc = self.ctx_load(types::I64, off::GC);
+            let entry = self.b.ins().iadd_imm_s(gc, i64::from(site) * GC_ENTRY_SIZE);
+            let start = self.b.ins().load(types::I64, tr, entry, goff::GC_START);
+            let len = self.b.ins().load(types::I64, tr, entry, goff::GC_LEN);
+            let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
+            let start_v = self.b.ins().splat(types::I64X2, start);
+            for (k, &m) in mask.iter().enumerate() {
+                let m = self.i32x4_of(m);
+                let halves = [self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)];
+                for (h, m64) in halves.into_iter().enumerate() {
+                    let v = *addr
+                        .get(2 * k + h)
+                        .ok_or(JitError::Malformed("address vectors short of the mask"))?;
+                    let v = self.i64x2_of(v);
+                    let off = self.b.ins().isub(v, start_v);
+                    pairs.push((v, off, m64));
+                }
+            }
+            let roomy = self
+                .b
+                .ins()
+                .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, len, 4);
+            let last = self.b.ins().iadd_imm_s(len, -4);
+            (last, host, entry, Some(roomy))
+        } else {
+            let (_, base) = {
+                let zero = self.iconst(types::I64, 0);
+                let four = self.iconst(types::I64, 4);
+                self.region(inst, space, zero, four, false)?
+            };
+            for (k, &m) in mask.iter().enumerate() {
+                let m = self.i32x4_of(m);
+                let v = *addr
+                    .get(k)
+                    .ok_or(JitError::Malformed("address vectors short of the mask"))?;
+                let v = self.i32x4_of(v);
+                let halves = [
+                    (self.b.ins().uwiden_low(v), self.b.ins().swiden_low(m)),
+                    (self.b.ins().uwiden_high(v), self.b.ins().swiden_high(m)),
+                ];
+                for (v64, m64) in halves {
+                    pairs.push((v64, v64, m64));
+                }
+            }
+            let last = self.iconst(types::I64, i64::from(self.kernel.shared_size) - 4);
+            (last, base, base, None)
+        };
+        let last_v = self.b.ins().splat(types::I64X2, last);
+        let base_v = self.b.ins().splat(types::I64X2, base);
+        let spare_v = self.b.ins().splat(types::I64X2, spare);
+        let three = self.iconst(types::I64, 3);
+        let three_v = self.b.ins().splat(types::I64X2, three);
+        let zero = self.iconst(types::I64, 0);
+        let zero_v = self.b.ins().splat(types::I64X2, zero);
+        let mut all: Option<ir::Value> = None;
+        let mut hosts = Vec::with_capacity(pairs.len());
+        for (v, off, m64) in pairs {
+            let inside = self.b.ins().icmp(CC::UnsignedLessThanOrEqual, off, last_v);
+            let low = self.b.ins().band(v, three_v);
+            let aligned = self.b.ins().icmp(CC::Equal, low, zero_v);
+            let good = self.b.ins().band(inside, aligned);
+            let idle = self.b.ins().bnot(m64);
+            let ok = self.b.ins().bor(good, idle);
+            all = Some(match all {
+                None => ok,
+                Some(a) => self.b.ins().band(a, ok),
+            });
+            let host = self.b.ins().iadd(off, base_v);
+            hosts.push(self.b.ins().bitselect(m64, host, spare_v));
+        }
+        let all = all.ok_or(JitError::Malformed("empty chunk"))?;
+        let mut ok = self.b.ins().vall_true(all);
+        if let Some(c) = cond {
+            ok = self.b.ins().band(ok, c);
+        }
+        Ok((ok, hosts))
     }
 
     /// Lane 0's address (i64) and whether every active lane's address
