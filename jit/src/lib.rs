@@ -67,7 +67,7 @@ mod run;
 mod workers;
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -592,64 +592,11 @@ impl Jit {
     }
 }
 
+/// Fx hashing: the derived `Hash` of a kernel makes thousands of tiny
+/// writes, which SipHash makes cost microseconds. It is not collision
+/// resistant, which is fine: equal hashes are compared in full.
 fn content_hash(kernel: &Kernel) -> u64 {
-    let mut h = FastHasher::default();
-    kernel.hash(&mut h);
-    h.finish()
-}
-
-/// A multiply-rotate hasher (FxHash style): the derived `Hash` of a kernel makes
-/// thousands of tiny writes, which SipHash makes cost microseconds. It is not
-/// collision resistant, which is fine: equal hashes are compared in full.
-#[derive(Default)]
-struct FastHasher(u64);
-
-impl FastHasher {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        // The length keeps "ab" + "" apart from "a" + "b".
-        self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    rustc_hash::FxBuildHasher.hash_one(kernel)
 }
 
 impl Engine for Jit {

@@ -2,7 +2,8 @@
 //! hierarchy, resolves fields (including override cases, derived fields and params)
 //! and renders display templates exactly like mesa's `isa_decode`.
 
-use std::collections::HashMap;
+// Fx hashing: a decode makes thousands of memo lookups on small keys.
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write as _;
 
 use super::spec::{ExprEnv, ExprError, Field, Isa, Kind};

@@ -126,7 +126,7 @@ const DECODE_CACHE_WORDS: usize = 1 << 14;
 /// arithmetic). A decode depends on the generation and the word alone, so a
 /// remembered one is the same.
 fn decode_cached(gpu: Gpu, word: u64) -> Result<Instr, isa_decode::IsaDecodeError> {
-    use std::collections::HashMap;
+    use rustc_hash::FxHashMap as HashMap;
     use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
     type Decoded = Result<Instr, isa_decode::IsaDecodeError>;
     static CACHE: OnceLock<Mutex<HashMap<(Gpu, u64), Decoded>>> = OnceLock::new();

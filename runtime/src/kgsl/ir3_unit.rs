@@ -3,10 +3,10 @@
 //! on, never by address) and runs it on the JIT (which itself falls back to the
 //! interpreter for kernels it cannot take).
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use wavejit_frontend::ir3::lift::{self, DescriptorLayout, LiftConfig};
 use wavejit_ir::{Budget, Dispatch, DispatchShape, Engine, Kernel};
 use wavejit_jit::Jit;
@@ -32,7 +32,10 @@ type Lifted = (Vec<u64>, Arc<Kernel>);
 /// Runs lifted ir3 kernels.
 pub struct Ir3Unit {
     jit: Jit,
-    cache: HashMap<(u64, LiftConfig), Vec<Lifted>>,
+    /// Fx-hashed: every submission looks its shader up (SipHash over a
+    /// shader's words and the lift config was half a percent of tinygrad's
+    /// test_ops).
+    cache: FxHashMap<(u64, LiftConfig), Vec<Lifted>>,
     force_merged: bool,
     budget: Budget,
 }
@@ -49,7 +52,7 @@ impl Ir3Unit {
     pub fn new(force_merged: bool) -> Ir3Unit {
         Ir3Unit {
             jit: Jit::default(),
-            cache: HashMap::new(),
+            cache: FxHashMap::default(),
             force_merged,
             budget: Budget::from_env(),
         }
@@ -72,9 +75,7 @@ impl Ir3Unit {
         words: Vec<u64>,
         cfg: &LiftConfig,
     ) -> Result<Arc<Kernel>, lift::LiftError> {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        words.hash(&mut h);
-        let key = (h.finish(), cfg.clone());
+        let key = (FxBuildHasher.hash_one(&words), cfg.clone());
         if let Some(k) = self
             .cache
             .get(&key)

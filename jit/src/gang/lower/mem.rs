@@ -2,11 +2,14 @@
 //! global and shared addresses consecutive across the chunk's lanes (`a0 + 4k`)
 //! and inside one region (global: the site's cached region; shared: the
 //! workgroup's area) are one vector access per four lanes, and uniform loads
-//! at constant offsets are one scalar load. Everything else (other types,
-//! scattered or misaligned addresses, ranges that leave the region, partial
-//! masks for global stores, atomics, private memory) goes lane by lane through
+//! at constant offsets are one scalar load. A word load whose active lanes
+//! share one address is one scalar load; one whose active lanes' addresses
+//! are scattered but each aligned and inside the region is a gather, a
+//! scalar load per lane. Everything else (other types, scattered stores,
+//! misaligned addresses, ranges that leave the region, partial masks for
+//! global stores, atomics, private memory) goes lane by lane through
 //! `wj_gang_access`, which applies the interpreter's checks and records its
-//! faults.
+//! faults (and refills the site's cached region).
 //!
 //! A shared store under a partial mask writes the vector back with the
 //! inactive lanes' old bytes: shared memory belongs to the batch's thread, so
