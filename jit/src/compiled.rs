@@ -1,7 +1,7 @@
 //! A compiled kernel specialisation and what the Rust side needs to run it.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use wavejit_ir::{AddrSpace, Block, Inst, InstKind, Kernel, Type};
@@ -37,6 +37,9 @@ pub struct Compiled {
     /// Some edge leads back to a block not after its source (every loop has
     /// one): the lane count alone does not tell the dispatch's cost.
     pub(crate) may_loop: bool,
+    /// A batch of this kernel ran slower per lane on the gang core than one
+    /// on the lane core ([`crate::run::Probe`]): dispatches use the lane core.
+    pub(crate) prefer_lanes: AtomicBool,
     /// Lanes run so far with this code (decides when a baseline compilation is
     /// replaced by an optimized one).
     pub(crate) lanes_run: AtomicU64,
@@ -214,6 +217,7 @@ impl Compiled {
             .any(|b| cfg.succs(b).iter().any(|s| s.index() <= b.index()));
         Ok(Compiled {
             may_loop,
+            prefer_lanes: AtomicBool::new(false),
             seg_of_pc,
             shared_bytes,
             private_bytes,

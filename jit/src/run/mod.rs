@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use wavejit_ir::dispatch::BudgetClock;
 use wavejit_ir::{Dispatch, Fault, GlobalMemory, Kernel, Pinned};
@@ -71,12 +72,14 @@ pub struct Probe<'p> {
     pub optimized: &'p dyn Fn() -> Option<Arc<Compiled>>,
 }
 
-/// Runs `dispatch` with `c` (the gang core when `c` has its code and takes the
-/// dispatch, else the lane core, compiled now if needed). With a `probe`, a
-/// lane-core dispatch of several batches runs its first batch alone and the
-/// rest on the probe's optimized code when the first batch's steps project
-/// to at least its `min_steps`; both cores give the interpreter's bits, and
-/// the batches still run in order under one budget clock.
+/// Runs `dispatch` with `c` (the gang core when `c` has its code, takes the
+/// dispatch and has not lost to the lane core on it, else the lane core,
+/// compiled now if needed). With a `probe`, a lane-core dispatch of several
+/// batches runs its first batch alone; when that batch's steps project to at
+/// least the probe's `min_steps`, the second batch runs on the optimized
+/// gang code, and whichever core took less time per lane runs the rest. Both
+/// cores give the interpreter's bits (only the speed depends on the timing),
+/// and the batches still run in order under one budget clock.
 pub fn run_dispatch(
     c: &Compiled,
     kernel: &Kernel,
@@ -93,7 +96,8 @@ pub fn run_dispatch(
         return Ok(Ok(()));
     }
     let clock = dispatch.budget.start();
-    if let Some(code) = c.gang.as_ref().filter(|g| g.takes(dispatch)) {
+    let gang = c.gang.as_ref().filter(|g| g.takes(dispatch));
+    if let Some(code) = gang.filter(|_| !c.prefer_lanes.load(Ordering::Relaxed)) {
         let make = || GangRunner::new(code, c, dispatch, memory, c.take_gang_buffers());
         return Ok(run_batches(kernel, &grid, &clock, 0, workers, make));
     }
@@ -103,22 +107,45 @@ pub fn run_dispatch(
         return Ok(run_batches(kernel, &grid, &clock, 0, workers, make));
     };
     let mut runner = make();
+    let t0 = Instant::now();
     let first = grid.run_checked(&mut runner, &clock, kernel, &mut 0, 0);
+    let lane_time = t0.elapsed();
     let steps = runner.lane_steps(grid.batch(0).1);
     runner.finish();
     if let Some((_, fault)) = first {
         return Ok(Err(fault));
     }
-    if steps.saturating_mul(grid.batches) >= probe.min_steps
-        && let Some(o) = (probe.optimized)()
-        && o.lanes == c.lanes
-        && let Some(code) = o.gang.as_ref().filter(|g| g.takes(dispatch))
-    {
-        let o = &*o;
-        let make = || GangRunner::new(code, o, dispatch, memory, o.take_gang_buffers());
+    let optimized = if steps.saturating_mul(grid.batches) >= probe.min_steps {
+        (probe.optimized)().filter(|o| o.lanes == c.lanes)
+    } else {
+        None
+    };
+    let Some(o) = optimized else {
         return Ok(run_batches(kernel, &grid, &clock, 1, workers, make));
+    };
+    let o = &*o;
+    let Some(code) = o.gang.as_ref().filter(|g| g.takes(dispatch)) else {
+        return Ok(run_batches(kernel, &grid, &clock, 1, workers, make));
+    };
+    // Loops of divergent branches can run slower on the gang core (its
+    // scheduler moves lanes between pcs): the second batch runs there, and
+    // the core that took less time per lane runs the rest (and, for the lane
+    // core, the kernel's later dispatches). Either gives the same bits.
+    let make_gang = || GangRunner::new(code, o, dispatch, memory, o.take_gang_buffers());
+    let mut gang = make_gang();
+    let t1 = Instant::now();
+    let second = grid.run_checked(&mut gang, &clock, kernel, &mut 0, 1);
+    let gang_time = t1.elapsed();
+    gang.finish();
+    if let Some((_, fault)) = second {
+        return Ok(Err(fault));
     }
-    Ok(run_batches(kernel, &grid, &clock, 1, workers, make))
+    let per_lane = |t: Duration, b: u64| t.as_secs_f64() / grid.batch(b).1.max(1) as f64;
+    if per_lane(gang_time, 1) <= per_lane(lane_time, 0) {
+        return Ok(run_batches(kernel, &grid, &clock, 2, workers, make_gang));
+    }
+    o.prefer_lanes.store(true, Ordering::Relaxed);
+    Ok(run_batches(kernel, &grid, &clock, 2, workers, make))
 }
 
 /// A dispatch cut into batches of whole workgroups.

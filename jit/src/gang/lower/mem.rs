@@ -5,9 +5,11 @@
 //! at constant offsets are one scalar load. A word load whose active lanes
 //! share one address is one scalar load; one whose active lanes' addresses
 //! are scattered but each aligned and inside the region is a gather, a
-//! scalar load per lane. Everything else (other types, scattered stores,
-//! misaligned addresses, ranges that leave the region, partial masks for
-//! global stores, atomics, private memory) goes lane by lane through
+//! scalar load per lane; a global word store of every lane of the chunk, so
+//! scattered, is a scatter in lane order. Everything else (other types,
+//! scattered shared stores, misaligned addresses, ranges that leave the
+//! region, partial masks for global stores, atomics, private memory) goes
+//! lane by lane through
 //! `wj_gang_access`, which applies the interpreter's checks and records its
 //! faults (and refills the site's cached region).
 //!
@@ -177,7 +179,7 @@ impl GLower<'_, '_> {
         if space == AddrSpace::Shared && self.kernel.shared_size < 4 {
             return self.helper_into(inst, wj_gang_access as *const (), join);
         }
-        let (ok, hosts) = self.gather_test(inst, space, addr_v)?;
+        let (ok, hosts) = self.gather_test(inst, space, addr_v, false)?;
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         self.b.set_cold_block(fast);
@@ -207,16 +209,25 @@ impl GLower<'_, '_> {
     }
 
     /// The test of [`GLower::gather_or_helper`] (i8) and the lanes' host
-    /// addresses, two lanes per I64X2 (2 * g vectors).
+    /// addresses, two lanes per I64X2 (2 * g vectors). A `write` (global
+    /// only) needs a writable region and every lane active: inactive lanes
+    /// are not told apart (a converged wave's mask slot is not kept).
     fn gather_test(
         &mut self,
         inst: wj::Inst,
         space: AddrSpace,
         addr_v: wj::Value,
+        write: bool,
     ) -> Result<(ir::Value, Vec<ir::Value>), JitError> {
         let tr = MemFlagsData::trusted();
         let addr = self.val(addr_v)?;
-        let mask = self.mask();
+        let mask = if write {
+            let ones = self.iconst(types::I32, -1);
+            let ones = self.b.ins().splat(types::I32X4, ones);
+            vec![ones; self.g]
+        } else {
+            self.mask()
+        };
         // Per pair of lanes: the guest address (for alignment) and the
         // offset into the area; then the area's last word offset, its host
         // base, a readable host word for inactive lanes, and a condition on
@@ -242,10 +253,15 @@ impl GLower<'_, '_> {
                     pairs.push((v, off, m64));
                 }
             }
-            let roomy = self
+            let mut roomy = self
                 .b
                 .ins()
                 .icmp_imm_u(CC::UnsignedGreaterThanOrEqual, len, 4);
+            if write {
+                let w = self.b.ins().load(types::I64, tr, entry, goff::GC_WRITABLE);
+                let w = self.b.ins().icmp_imm_s(CC::NotEqual, w, 0);
+                roomy = self.b.ins().band(roomy, w);
+            }
             let last = self.b.ins().iadd_imm_s(len, -4);
             (last, host, entry, Some(roomy))
         } else {
@@ -461,7 +477,54 @@ impl GLower<'_, '_> {
                 self.b.ins().store(guest(), x, p, 16 * k as i32);
             }
         }
+        if let Some(all) = extra {
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(slow);
+            // `vals`, not `xs`: the conversions are in the fast block.
+            self.cold(|this| this.scatter_or_helper(inst, args[0], &vals, all, join))?;
+            self.b.switch_to_block(join);
+            return Ok(());
+        }
         self.store_slow_path(inst, slow, join)
+    }
+
+    /// A global word store whose lanes were not consecutive: with every lane
+    /// of the chunk active (`all`) and each lane's address aligned and inside
+    /// the site's cached region, writable, one scalar store per lane in lane
+    /// order (a later lane's word wins, as in the interpreter); otherwise the
+    /// helper, lane by lane (and its faults).
+    fn scatter_or_helper(
+        &mut self,
+        inst: wj::Inst,
+        addr_v: wj::Value,
+        vals: &[ir::Value],
+        all: ir::Value,
+        join: ir::Block,
+    ) -> Result<(), JitError> {
+        let (ok, hosts) = self.gather_test(inst, AddrSpace::Global, addr_v, true)?;
+        let ok = self.b.ins().band(ok, all);
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        self.b.set_cold_block(fast);
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        for (j, &x) in vals.iter().enumerate() {
+            let x = self.i32x4_of(x);
+            for l in 0..4u8 {
+                let h = *hosts
+                    .get(2 * j + usize::from(l / 2))
+                    .ok_or(JitError::Malformed("scatter without addresses"))?;
+                let p = self.b.ins().extractlane(h, l % 2);
+                let w = self.b.ins().extractlane(x, l);
+                self.b.ins().store(guest(), w, p, 0);
+            }
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(slow);
+        self.call_chunk_helper(inst, wj_gang_access as *const ())?;
+        self.b.ins().jump(join, &[]);
+        Ok(())
     }
 
     /// A word load whose address every lane of the chunk shares (stride 0:
