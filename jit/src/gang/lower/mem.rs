@@ -9,9 +9,8 @@
 //! scattered, is a scatter in lane order. Everything else (other types,
 //! scattered shared stores, misaligned addresses, ranges that leave the
 //! region, partial masks for global stores, atomics, private memory) goes
-//! lane by lane through
-//! `wj_gang_access`, which applies the interpreter's checks and records its
-//! faults (and refills the site's cached region).
+//! lane by lane through `wj_gang_access`, which applies the interpreter's
+//! checks and records its faults (and refills the site's cached region).
 //!
 //! A shared store under a partial mask writes the vector back with the
 //! inactive lanes' old bytes: shared memory belongs to the batch's thread, so
@@ -148,17 +147,9 @@ impl GLower<'_, '_> {
             let ok = this.b.ins().band(same, aligned);
             Ok((this.b.ins().band(ok, inside), p))
         })?;
-        let fast = self.b.create_block();
-        let other = self.b.create_block();
-        self.b.set_cold_block(other);
-        self.b.ins().brif(ok, fast, &[], other, &[]);
-        self.b.switch_to_block(fast);
-        let x = self.b.ins().load(types::I32, guest(), p, 0);
-        let v = self.b.ins().splat(types::I32X4, x);
-        let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.b.switch_to_block(other);
-        self.cold(|this| this.gather_or_helper(inst, space, addr_v, join))
+        self.scalar_load_or(ok, p, join, |this| {
+            this.cold(|this| this.gather_or_helper(inst, space, addr_v, join))
+        })
     }
 
     /// A word load's lanes read one by one in compiled code (a gather) when
@@ -556,6 +547,21 @@ impl GLower<'_, '_> {
         p: ir::Value,
         join: ir::Block,
     ) -> Result<(), JitError> {
+        self.scalar_load_or(ok, p, join, |this| {
+            this.helper_into(inst, wj_gang_access as *const (), join)
+        })
+    }
+
+    /// When `ok`, the word at host address `p` splatted to every lane and a
+    /// jump to `join`; else, in a cold block, `otherwise` (which jumps to
+    /// `join` with the values itself).
+    fn scalar_load_or(
+        &mut self,
+        ok: ir::Value,
+        p: ir::Value,
+        join: ir::Block,
+        otherwise: impl FnOnce(&mut Self) -> Result<(), JitError>,
+    ) -> Result<(), JitError> {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         self.b.set_cold_block(slow);
@@ -566,7 +572,7 @@ impl GLower<'_, '_> {
         let args: Vec<ir::BlockArg> = (0..self.g).map(|_| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.b.switch_to_block(slow);
-        self.helper_into(inst, wj_gang_access as *const (), join)
+        otherwise(self)
     }
 
     /// A shared word store whose address every lane of the chunk shares:
