@@ -232,17 +232,9 @@ impl GLower<'_, '_> {
             let len = self.b.ins().load(types::I64, tr, entry, goff::GC_LEN);
             let host = self.b.ins().load(types::I64, tr, entry, goff::GC_HOST);
             let start_v = self.b.ins().splat(types::I64X2, start);
-            for (k, &m) in mask.iter().enumerate() {
-                let m = self.i32x4_of(m);
-                let halves = [self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)];
-                for (h, m64) in halves.into_iter().enumerate() {
-                    let v = *addr
-                        .get(2 * k + h)
-                        .ok_or(JitError::Malformed("address vectors short of the mask"))?;
-                    let v = self.i64x2_of(v);
-                    let off = self.b.ins().isub(v, start_v);
-                    pairs.push((v, off, m64));
-                }
+            for (v, m64) in self.global_address_pairs(&addr, &mask)? {
+                let off = self.b.ins().isub(v, start_v);
+                pairs.push((v, off, m64));
             }
             let mut roomy = self
                 .b
@@ -309,6 +301,28 @@ impl GLower<'_, '_> {
         Ok((ok, hosts))
     }
 
+    /// A chunk's global (64-bit) addresses with their lanes' mask, as I64X2
+    /// pairs: mask vector k covers address vectors 2k (lanes 4k, 4k+1) and
+    /// 2k+1 (lanes 4k+2, 4k+3).
+    fn global_address_pairs(
+        &mut self,
+        addr: &[ir::Value],
+        mask: &[ir::Value],
+    ) -> Result<Vec<(ir::Value, ir::Value)>, JitError> {
+        let mut pairs = Vec::with_capacity(2 * mask.len());
+        for (k, &m) in mask.iter().enumerate() {
+            let m = self.i32x4_of(m);
+            let halves = [self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)];
+            for (h, m64) in halves.into_iter().enumerate() {
+                let v = *addr
+                    .get(2 * k + h)
+                    .ok_or(JitError::Malformed("address vectors short of the mask"))?;
+                pairs.push((self.i64x2_of(v), m64));
+            }
+        }
+        Ok(pairs)
+    }
+
     /// Lane 0's address (i64) and whether every active lane's address
     /// equals it (i8).
     fn active_lanes_equal(
@@ -325,24 +339,15 @@ impl GLower<'_, '_> {
             });
         };
         let a0 = if space == AddrSpace::Global {
-            // Two I64X2 per mask vector: lanes 4k, 4k+1 and 4k+2, 4k+3.
             let first = self.i64x2_of(addr[0]);
             let a0 = self.b.ins().extractlane(first, 0);
             let base = self.b.ins().splat(types::I64X2, a0);
-            for (k, &m) in mask.iter().enumerate() {
-                let m = self.i32x4_of(m);
-                let halves = [self.b.ins().swiden_low(m), self.b.ins().swiden_high(m)];
-                for (h, m64) in halves.into_iter().enumerate() {
-                    let v = *addr
-                        .get(2 * k + h)
-                        .ok_or(JitError::Malformed("address vectors short of the mask"))?;
-                    let v = self.i64x2_of(v);
-                    let eq = self.b.ins().icmp(CC::Equal, v, base);
-                    let off = self.b.ins().bnot(m64);
-                    let ok = self.b.ins().bor(eq, off);
-                    let ok = self.i32x4_of(ok);
-                    and(self, ok);
-                }
+            for (v, m64) in self.global_address_pairs(addr, mask)? {
+                let eq = self.b.ins().icmp(CC::Equal, v, base);
+                let off = self.b.ins().bnot(m64);
+                let ok = self.b.ins().bor(eq, off);
+                let ok = self.i32x4_of(ok);
+                and(self, ok);
             }
             a0
         } else {
